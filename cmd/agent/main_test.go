@@ -1,0 +1,32 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run this test binary as the real `s-code` command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"s-code": func() { os.Exit(run()) },
+	})
+}
+
+// TestScripts runs the CLI behaviour scripts in testdata/script: each txtar file runs
+// s-code and checks its stdout, stderr and exit status.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			// Point the workspace-independent files of s-code into the script's sandbox.
+			env.Setenv("HOME", env.WorkDir+"/home")
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
+			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
+			env.Setenv("XDG_RUNTIME_DIR", env.WorkDir+"/run")
+			return nil
+		},
+	})
+}

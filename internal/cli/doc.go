@@ -1,0 +1,3 @@
+// Package cli builds the s-code client's command tree (cobra) and maps its outcomes to exit
+// statuses.
+package cli
