@@ -1,0 +1,56 @@
+package audit
+
+import "time"
+
+// Kind names what an audit record reports.
+type Kind string
+
+// The record kinds the helpers write.
+const (
+	KindRequest Kind = "request" // a command request arrived (before any check)
+	KindDenied  Kind = "denied"  // the helper's ShellSafety check refused it
+	KindStart   Kind = "start"   // the command is about to start (written durably first)
+	KindExit    Kind = "exit"    // the command ended (status or signal)
+	KindRefused Kind = "refused" // the caller was not authenticated or not authorized
+	KindRotate  Kind = "rotate"  // first record of a new file, linking to the old one
+	KindSeal    Kind = "seal"    // a forward-secure HMAC seal over the chain so far
+)
+
+// Peer is the caller as the kernel reported it (peer credentials), never as it claimed.
+type Peer struct {
+	UID uint32 `json:"uid"`
+	GID uint32 `json:"gid"`
+	PID int32  `json:"pid"`
+	Exe string `json:"exe,omitempty"` // executable path where known
+}
+
+// VerdictSummary is a ShellSafety verdict reduced to what the log keeps.
+type VerdictSummary struct {
+	Decision string   `json:"decision"`        // allow, ask or deny
+	Rules    []string `json:"rules,omitempty"` // rule ids of the findings
+}
+
+// Record is one audit record. The writer fills Seq, Time, Prev and Hash; callers fill the rest.
+// Hash is the hex SHA-256 over Prev and the record's canonical bytes (docs/audit.md).
+type Record struct {
+	Seq       uint64          `json:"seq"`
+	Time      time.Time       `json:"time"` // UTC, RFC 3339 with nanoseconds
+	Kind      Kind            `json:"kind"`
+	RequestID string          `json:"request_id,omitempty"`
+	Helper    string          `json:"helper,omitempty"` // "user" or "root"
+	Peer      *Peer           `json:"peer,omitempty"`
+	Command   string          `json:"command,omitempty"`
+	Cwd       string          `json:"cwd,omitempty"`
+	Workspace string          `json:"workspace,omitempty"`
+	Client    *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
+	Verdict   *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
+	Approved  bool            `json:"approved,omitempty"`       // the request says a person approved it
+	Reason    string          `json:"reason,omitempty"`
+	ExitCode  *int            `json:"exit_code,omitempty"`
+	Signal    string          `json:"signal,omitempty"`
+	Duration  float64         `json:"duration_s,omitempty"` // seconds
+	Stdout    int64           `json:"stdout_bytes,omitempty"`
+	Stderr    int64           `json:"stderr_bytes,omitempty"`
+	Prev      string          `json:"prev"`
+	Hash      string          `json:"hash"`
+}
