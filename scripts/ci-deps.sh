@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Debian packages CI's tests need (CI runs as root on a fresh machine).
+# Each line names the test that needs the package.
+set -euo pipefail
+pkgs=()
+need() { command -v "$1" >/dev/null 2>&1 || pkgs+=("$2"); }
+need git git
+need bash bash
+if [ ${#pkgs[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
+fi
