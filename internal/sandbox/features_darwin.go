@@ -1,0 +1,18 @@
+package sandbox
+
+import "os"
+
+// SandboxExec is the absolute path of macOS's Seatbelt front end; it is never looked up on
+// PATH.
+const SandboxExec = "/usr/bin/sandbox-exec"
+
+// ProbeFeatures returns the confinement features of this macOS machine: whether
+// /usr/bin/sandbox-exec exists.
+func ProbeFeatures() Features {
+	f := Features{OS: "darwin"}
+	if fi, err := os.Stat(SandboxExec); err == nil && fi.Mode().IsRegular() {
+		f.Seatbelt = true
+	}
+	f.Problem = f.problem()
+	return f
+}
