@@ -167,8 +167,8 @@ type walker struct {
 func (w *walker) addRoot(e entry) error {
 	fd, err := unix.Open(e.path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return nil // a root that does not exist grants nothing
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
+			return nil // a root that does not exist, or that this user cannot reach, grants nothing
 		}
 		return fmt.Errorf("open %s: %w", e.path, err)
 	}
