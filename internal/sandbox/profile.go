@@ -164,7 +164,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 		return Profile{}, fmt.Errorf("%w: %s contains the home directory %s; pick a project directory", ErrBadWorkspace, ws, home)
 	}
 	cacheRoot := filepath.Clean(h.CacheRoot)
-	if within(cacheRoot, ws) {
+	if within(ws, cacheRoot) {
 		return Profile{}, fmt.Errorf("%w: %s is inside %s; set S_CODE_TOOL_CACHE_DIR to an absolute directory outside the workspace", ErrCacheInWorkspace, cacheRoot, ws)
 	}
 	ns := filepath.Join(cacheRoot, Namespace(ws))

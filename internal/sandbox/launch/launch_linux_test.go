@@ -139,7 +139,7 @@ type fixture struct {
 	env                 []string
 }
 
-func newFixture(t *testing.T, network bool) *fixture {
+func newFixture(t testing.TB, network bool) *fixture {
 	t.Helper()
 	base := t.TempDir()
 	f := &fixture{home: filepath.Join(base, "home"), ws: filepath.Join(base, "ws"), cacheRoot: filepath.Join(base, "cache")}
@@ -182,7 +182,7 @@ func newFixture(t *testing.T, network bool) *fixture {
 	return f
 }
 
-func write(t *testing.T, path, data string) {
+func write(t testing.TB, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func (f *fixture) probe(t *testing.T, name string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func requireLandlock(t *testing.T) {
+func requireLandlock(t testing.TB) {
 	t.Helper()
 	if runtime := sandbox.ProbeFeatures(); !runtime.Confines() {
 		testenv.Skip(t, "this kernel cannot confine commands: "+runtime.Problem)
