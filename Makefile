@@ -14,9 +14,10 @@ help: ## list the targets
 deps: ## download the Go modules the build needs
 	$(GO) mod download
 
-build: deps ## build the binaries into ./bin
+build: deps ## build the binaries into ./bin (s-code, s-code-sandbox)
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/s-code ./cmd/agent
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/s-code-sandbox ./cmd/sandbox
 
 test: deps ## run every test (root-only tests skip unless run as root; S_CODE_REQUIRE_ROOT=1 fails them instead)
 	$(GO) test -count=1 ./...

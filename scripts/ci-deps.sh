@@ -6,6 +6,7 @@ pkgs=()
 need() { command -v "$1" >/dev/null 2>&1 || pkgs+=("$2"); }
 need git git
 need bash bash
+need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"

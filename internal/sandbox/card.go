@@ -12,7 +12,7 @@ var Limits = []string{
 	"Landlock is an allow-list: the workspace root itself is read-only and each top-level entry except the protected ones is writable, so new top-level files and directories cannot be created, and top-level entries cannot be removed or renamed (create them before, e.g. mkdir target)",
 	"the same holds one level down in .git: existing subdirectories (objects, refs) are writable, new entries in .git itself (index.lock) are not, so git add and commit fail inside the sandbox",
 	"with network off no Internet socket can be opened at all, also not on loopback",
-	"before Landlock ABI 9, a command can connect to Unix sockets it can name (the helpers check their peers themselves)",
+	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name (a helper must refuse confined peers, see ProcessConfined)",
 }
 
 // Card is the sandbox profile card: the profile, the kernel features found, and the network

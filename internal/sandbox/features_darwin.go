@@ -1,6 +1,9 @@
 package sandbox
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // SandboxExec is the absolute path of macOS's Seatbelt front end; it is never looked up on
 // PATH.
@@ -16,3 +19,8 @@ func ProbeFeatures() Features {
 	f.Problem = f.problem()
 	return f
 }
+
+// ProcessConfined fails with errors.ErrUnsupported on macOS: Seatbelt state of another
+// process is not readable without cgo. The macOS profile limits Unix-socket connections to
+// the writable roots, so a sandboxed command cannot reach a helper's socket.
+func ProcessConfined(pid int) (bool, error) { return false, errors.ErrUnsupported }

@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "runtime"
+import (
+	"errors"
+	"runtime"
+)
 
 // ProbeFeatures returns the features of a system without a sandbox launcher: none, with the
 // reason in Problem.
@@ -11,3 +14,6 @@ func ProbeFeatures() Features {
 	f.Problem = f.problem()
 	return f
 }
+
+// ProcessConfined fails with errors.ErrUnsupported: this system has no sandbox launcher.
+func ProcessConfined(pid int) (bool, error) { return false, errors.ErrUnsupported }

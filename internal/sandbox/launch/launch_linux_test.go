@@ -546,3 +546,29 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestProcessConfined checks the peer test a helper uses to refuse requests from inside a
+// sandbox: a command started through the launcher reads as confined, this test does not.
+func TestProcessConfined(t *testing.T) {
+	requireLandlock(t)
+	if got, err := sandbox.ProcessConfined(os.Getpid()); err != nil || got {
+		t.Fatalf("ProcessConfined(test) = %v, %v; want false", got, err)
+	}
+	f := newFixture(t, false)
+	cmd := f.command(t, "sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := sandbox.ProcessConfined(cmd.Process.Pid)
+		if err == nil && got {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ProcessConfined(sandboxed sleep) = %v, %v; want true", got, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
