@@ -112,7 +112,7 @@ type Log struct {
 	broken    error
 	// pendingSealIndex is the index of the last record's seal when Open found a seal last.
 	pendingSealIndex *uint64
-	closed    bool
+	closed           bool
 
 	// syncMu makes one goroutine at a time the fsync leader (group commit).
 	syncMu    sync.Mutex

@@ -63,6 +63,6 @@ type Record struct {
 	TornBytes     int64   `json:"torn_bytes,omitempty"`     // recover: bytes of the torn record that Open cut off
 	SealIndex     *uint64 `json:"seal_index,omitempty"`     // seal: i, the number of seals before this one
 	Seal          string  `json:"seal,omitempty"`           // seal: hex HMAC-SHA256 with key K_i (docs/audit.md)
-	Prev      string          `json:"prev"`
-	Hash      string          `json:"hash"`
+	Prev          string  `json:"prev"`
+	Hash          string  `json:"hash"`
 }
