@@ -283,7 +283,7 @@ func (v *verifier) record(f logFile, line int, b, rest []byte) bool {
 			v.fail(ProblemReordered, f.name, line, rl.seq, fmt.Sprintf("seq %d comes before seq %d", rl.seq, exp))
 			return false
 		case rl.seq > exp:
-			v.fail(ProblemMissing, f.name, line, exp, seqRange(exp, rl.seq-1) + " missing before this line")
+			v.fail(ProblemMissing, f.name, line, exp, seqRange(exp, rl.seq-1)+" missing before this line")
 			return false
 		case rl.seq < exp:
 			v.fail(ProblemInserted, f.name, line, rl.seq, fmt.Sprintf("seq %d appears again after seq %d", rl.seq, exp-1))
