@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -393,6 +394,16 @@ func (l *Log) openSealKey(fresh bool) error {
 		return err
 	}
 	l.seal = s
+	// A crash between writing the key state and the verification key of a new log: K_0 is
+	// still the state's key, so the verification key can be written now.
+	if fresh && s.index == 0 {
+		if _, err := os.Lstat(l.opts.VerifyKeyFile); errors.Is(err, fs.ErrNotExist) {
+			vk := []byte(verifyKeyHeader + hex.EncodeToString(s.key) + "\n")
+			if err := writeFileSync(l.opts.VerifyKeyFile, vk, true); err != nil {
+				return fmt.Errorf("write verification key: %w", err)
+			}
+		}
+	}
 	if fresh && s.index > 0 {
 		return fmt.Errorf("seal key state %s is at seal %d but the log is empty (its records were removed); move the key state away to start a new log", l.opts.SealKeyFile, s.index)
 	}
