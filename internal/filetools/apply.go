@@ -32,9 +32,13 @@ type Applier struct {
 	Root  *wsfs.Root
 	Turns *turns.Store
 
-	// beforeWrite, when set (by tests), runs before each file's write; its error fails that
-	// write as a real write error would.
-	beforeWrite func(rel string) error
+	// writer, when set (by tests, to inject faults), replaces Root for the batch's writes.
+	writer fileWriter
+}
+
+// fileWriter is the one operation a batch's writes go through (wsfs.Root.WriteFile).
+type fileWriter interface {
+	WriteFile(p string, data []byte, opts wsfs.WriteOptions) error
 }
 
 // planned is one file of a batch after preflight.
@@ -171,12 +175,11 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 }
 
 func (a *Applier) write(p *planned) error {
-	if a.beforeWrite != nil {
-		if err := a.beforeWrite(p.rel); err != nil {
-			return fmt.Errorf("path %q: %w: %w", p.rel, ErrWrite, err)
-		}
+	var w fileWriter = a.Root
+	if a.writer != nil {
+		w = a.writer
 	}
-	err := a.Root.WriteFile(p.rel, p.result, wsfs.WriteOptions{
+	err := w.WriteFile(p.rel, p.result, wsfs.WriteOptions{
 		Perm:         0o644,
 		MkdirParents: !p.exists,
 		MaxCheckSize: patch.MaxBytes,
