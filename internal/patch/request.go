@@ -232,11 +232,11 @@ func decodeFile(o fields, where string, legacy bool) (*File, error) {
 		}
 		f.Content = &c
 	case hasEdits:
-		if f.New {
-			return nil, errf(ErrMalformed, where+".edits", f.Path, "a new file (expected_revision null) takes content, not edits")
-		}
 		if err := decodeEdits(f, o.m["edits"], where+".edits"); err != nil {
 			return nil, err
+		}
+		if f.New {
+			return nil, errf(ErrMalformed, where+".edits", f.Path, "a new file (expected_revision null) takes content, not edits")
 		}
 	default:
 		return nil, errf(ErrMalformed, where, f.Path, "needs edits or content")
