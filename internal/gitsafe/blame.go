@@ -25,12 +25,12 @@ type BlameOptions struct {
 
 // BlameCommit is the commit a line came from.
 type BlameCommit struct {
-	Author     Person `json:"author"`
-	Committer  Person `json:"committer"`
-	Summary    string `json:"summary"`
-	Filename   string `json:"filename"`           // the file's name in that commit
-	Previous   string `json:"previous,omitempty"` // "HASH PATH" of the version before
-	Boundary   bool   `json:"boundary,omitempty"` // the commit is a boundary of the walk
+	Author      Person `json:"author"`
+	Committer   Person `json:"committer"`
+	Summary     string `json:"summary"`
+	Filename    string `json:"filename"`           // the file's name in that commit
+	Previous    string `json:"previous,omitempty"` // "HASH PATH" of the version before
+	Boundary    bool   `json:"boundary,omitempty"` // the commit is a boundary of the walk
 	Uncommitted bool   `json:"uncommitted,omitempty"`
 }
 
