@@ -88,9 +88,10 @@ type Repo struct {
 	timeout   time.Duration
 }
 
-// Open returns the Repo of the workspace directory after a first Check. It fails with
-// ErrGitNotFound when no git is found, and with the Check's error when the repository is
-// refused.
+// Open returns the Repo of the workspace directory. It resolves the workspace's path and
+// the git executable but does not judge the repository: every operation runs Check
+// first, so a refusal comes from the operation. It fails with ErrGitNotFound when no git
+// is found and with the stat error when the workspace cannot be resolved.
 func Open(workspace string, opts Options) (*Repo, error) {
 	abs, err := filepath.Abs(workspace)
 	if err != nil {
@@ -113,9 +114,6 @@ func Open(workspace string, opts Options) (*Repo, error) {
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
-	}
-	if err := r.Check(); err != nil {
-		return nil, err
 	}
 	return r, nil
 }
