@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/s-code-dev/s-code/internal/listener"
 	"github.com/s-code-dev/s-code/internal/testenv"
@@ -398,33 +400,55 @@ func TestLaunchdPlists(t *testing.T) {
 	}
 }
 
-// TestDefaultPolicy: the shipped policy is valid TOML (python3's tomllib), admits nobody, and
-// sets every limit.
+// TestDefaultPolicy: the shipped policy is valid TOML (python3's tomllib), uses only the
+// tables and keys internal/rootpolicy knows, admits nobody, and sets every limit.
 func TestDefaultPolicy(t *testing.T) {
 	py := testenv.RequireTool(t, "python3")
 	out, err := exec.Command(py, "-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", "roothelper.toml").CombinedOutput()
 	if err != nil {
 		t.Fatalf("roothelper.toml: %v\n%s", err, out)
 	}
-	var p struct {
-		Access struct {
-			UIDs   []any `json:"uids"`
-			Groups []any `json:"groups"`
-		} `json:"access"`
-		Limits map[string]float64 `json:"limits"`
-	}
+	var p map[string]map[string]any
 	if err := json.Unmarshal(out, &p); err != nil {
-		t.Fatal(err)
+		t.Fatalf("roothelper.toml is not a set of tables: %v", err)
 	}
-	if len(p.Access.UIDs) != 0 || len(p.Access.Groups) != 0 {
-		t.Errorf("default policy admits %v %v, want nobody", p.Access.UIDs, p.Access.Groups)
+	known := map[string][]string{
+		"allow":    {"users", "groups"},
+		"limits":   {"max_concurrent", "max_timeout", "default_timeout"},
+		"timeouts": {"kill_grace", "drain"},
+		"exec":     {"path"},
+		"socket":   {"group"},
 	}
-	for _, k := range []string{"default_timeout_seconds", "max_timeout_seconds", "max_concurrent", "kill_grace_seconds"} {
-		if p.Limits[k] <= 0 {
-			t.Errorf("limits.%s = %v, want > 0", k, p.Limits[k])
+	for table, keys := range p {
+		for k := range keys {
+			if !slices.Contains(known[table], k) {
+				t.Errorf("[%s] %s is not a key internal/rootpolicy knows", table, k)
+			}
 		}
 	}
-	if p.Limits["default_timeout_seconds"] > p.Limits["max_timeout_seconds"] {
-		t.Error("default timeout exceeds the maximum")
+	if users, groups := p["allow"]["users"].([]any), p["allow"]["groups"].([]any); len(users) != 0 || len(groups) != 0 {
+		t.Errorf("default policy admits users %v groups %v, want nobody", users, groups)
+	}
+	if n, _ := p["limits"]["max_concurrent"].(float64); n < 1 {
+		t.Errorf("limits.max_concurrent = %v, want >= 1", p["limits"]["max_concurrent"])
+	}
+	dur := func(table, key string) time.Duration {
+		s, _ := p[table][key].(string)
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			t.Errorf("[%s] %s = %q, want a positive duration", table, key, s)
+		}
+		return d
+	}
+	if dur("limits", "default_timeout") > dur("limits", "max_timeout") {
+		t.Error("default_timeout exceeds max_timeout")
+	}
+	// The helper must be able to drain and kill before systemd gives up on it.
+	stop, err := time.ParseDuration(unitKeys(t, "systemd/s-code-roothelper.service")["TimeoutStopSec"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drain := dur("timeouts", "drain") + dur("timeouts", "kill_grace"); drain >= stop {
+		t.Errorf("drain+kill_grace = %v, not below the unit's TimeoutStopSec=%v", drain, stop)
 	}
 }
