@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -450,5 +451,96 @@ func TestDefaultPolicy(t *testing.T) {
 	}
 	if drain := dur("timeouts", "drain") + dur("timeouts", "kill_grace"); drain >= stop {
 		t.Errorf("drain+kill_grace = %v, not below the unit's TimeoutStopSec=%v", drain, stop)
+	}
+}
+
+// TestUserHelperUnderSocketActivation starts the installed s-code-userhelper the way its units
+// do, with the socket settings of s-code-userhelper.socket, under systemd-socket-activate and
+// with a notification socket of our own, and checks the daemon's wiring: it takes the
+// activated socket, sends READY=1, pings the watchdog systemd asked for, and sends STOPPING=1
+// on SIGTERM.
+func TestUserHelperUnderSocketActivation(t *testing.T) {
+	if !inTree(t, "s-code-userhelper") {
+		t.Skip("cmd/userhelper is not in this tree yet")
+	}
+	ssa := testenv.RequireTool(t, "systemd-socket-activate")
+	destdir := t.TempDir()
+	makeInstall(t, destdir)
+	unit := unitKeys(t, destdir+"/usr/local/lib/systemd/user/s-code-userhelper.socket")
+	home := t.TempDir()
+	runtimeDir := filepath.Join(home, "run")
+	if err := os.Mkdir(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sockPath := strings.ReplaceAll(unit["ListenStream"], "%t", runtimeDir)
+	if err := os.MkdirAll(filepath.Dir(sockPath), 0o700); err != nil { // DirectoryMode=0700
+		t.Fatal(err)
+	}
+	notifyPath := filepath.Join(home, "notify")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	cmd := exec.Command(ssa, "-l", sockPath, "--fdname="+unit["FileDescriptorName"],
+		"-E", "NOTIFY_SOCKET="+notifyPath, "-E", "WATCHDOG_USEC=2000000",
+		"-E", "XDG_RUNTIME_DIR="+runtimeDir, "-E", "XDG_STATE_HOME="+filepath.Join(home, "state"),
+		"-E", "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
+		destdir+"/usr/local/bin/s-code-userhelper")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("helper output:\n%s", stderr.String())
+		}
+	}()
+	// The first connection makes systemd-socket-activate exec the helper.
+	var c net.Conn
+	for i := 0; i < 100; i++ {
+		if c, err = net.Dial("unix", sockPath); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("dial %s: %v", sockPath, err)
+	}
+	c.Close()
+	waitFor := func(state string, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		buf := make([]byte, 4096)
+		for {
+			notify.SetReadDeadline(deadline)
+			n, err := notify.Read(buf)
+			if err != nil {
+				t.Fatalf("no %s from the helper within %v: %v", state, within, err)
+			}
+			for _, line := range strings.Split(string(buf[:n]), "\n") {
+				if line == state {
+					return
+				}
+			}
+		}
+	}
+	waitFor("READY=1", 20*time.Second)
+	waitFor("WATCHDOG=1", 5*time.Second)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("STOPPING=1", 10*time.Second)
+	select {
+	case <-exited:
+		exited <- nil
+	case <-time.After(45 * time.Second): // TimeoutStopSec of the unit
+		t.Error("the helper did not exit after SIGTERM within the unit's TimeoutStopSec")
 	}
 }
