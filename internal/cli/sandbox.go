@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -119,9 +118,7 @@ func inWorkspace(ws, dir string) bool {
 
 func writeCard(w io.Writer, card sandbox.Card, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(card)
+		return writeJSON(w, card)
 	}
 	return card.Write(w)
 }
