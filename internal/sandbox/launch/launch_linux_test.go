@@ -572,3 +572,37 @@ func TestProcessConfined(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRunner checks the helper's hook: Runner.Command computes the profile of the command's
+// workspace from the command's environment and runs it confined in its directory.
+func TestRunner(t *testing.T) {
+	requireLandlock(t)
+	f := newFixture(t, false)
+	exe, _ := os.Executable()
+	r := sandbox.Runner{Launcher: exe, Getenv: func(k string) string {
+		if k == sandbox.CacheDirEnv {
+			return f.cacheRoot
+		}
+		return ""
+	}}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.ws, "src")
+	cmd, err := r.Command(context.Background(), f.ws, dir, false, sh, []string{"sh", "-c", `pwd; echo "$GOCACHE"; echo x > "$HOME/x"`}, f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("writing the home directory succeeded: %s", out)
+	}
+	lines := strings.Split(string(out), "\n")
+	if len(lines) < 2 || lines[0] != dir || lines[1] != filepath.Join(f.profile.CacheNamespace, "go-build") {
+		t.Fatalf("unexpected output (want %s and the namespace's GOCACHE):\n%s", dir, out)
+	}
+	if _, err := r.Command(context.Background(), f.ws, f.home, false, sh, []string{"sh"}, f.env); err == nil {
+		t.Fatal("a directory outside the workspace was accepted")
+	}
+}
