@@ -221,8 +221,14 @@ func (f *fixture) probe(t *testing.T, name string, args ...string) string {
 	exe, _ := os.Executable()
 	cmd := f.command(t, append([]string{exe}, args...)...)
 	cmd.Env = append(cmd.Env, probeEnv+"="+name)
-	out, _ := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output()
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if line == "" {
+		return "no output; stderr: " + stderr.String()
+	}
+	return line
 }
 
 func requireLandlock(t testing.TB) {
