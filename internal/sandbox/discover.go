@@ -86,12 +86,24 @@ func toolRoots(getenv func(string) string, home, ws string) []string {
 			continue
 		}
 		r, err := filepath.EvalSymlinks(d)
-		if err != nil || r == "/" || within(r, home) || within(home, r) || within(ws, r) {
+		if err != nil || r == "/" || within(r, home) || within(home, r) || within(ws, r) || sharedScratch(r) {
 			continue
 		}
 		roots = append(roots, r)
 	}
 	return append(roots, gitDirs(ws)...)
+}
+
+// sharedScratch reports whether dir lies in a directory every process shares for scratch
+// or runtime files (/tmp, /var/tmp, /dev, /run): a PATH entry there is not a toolchain, and
+// granting it would expose other programs' files.
+func sharedScratch(dir string) bool {
+	for _, d := range []string{"/tmp", "/var/tmp", "/dev", "/run"} {
+		if within(d, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // gitDirs returns the Git directory and common directory of a linked worktree (a .git file
