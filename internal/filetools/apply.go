@@ -47,10 +47,14 @@ type planned struct {
 	rel     string
 	exists  bool
 	info    wsfs.Info
-	orig    []byte
-	origSum [32]byte
-	result  []byte
+	orig      []byte
+	origSum   [32]byte
+	result    []byte
+	resultSum [32]byte
 }
+
+// revision returns the revision of the file's new content.
+func (p *planned) revision() string { return hex.EncodeToString(p.resultSum[:8]) }
 
 // ApprovalTarget returns the approval summary target of a batch: a JSON-encoded array of
 // the complete (absolute) paths it would write, in request order. Paths that do not
@@ -102,20 +106,41 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 	}
 	prev := append([]turns.FileRecord(nil), rec.Files...)
 	existed := len(prev) > 0
+	var added []turns.FileRecord
+	var origs [][]byte
+	var sums [][32]byte
 	for _, p := range plan {
 		if bytes.Equal(p.orig, p.result) && p.exists {
 			continue
 		}
-		sum := sha256.Sum256(p.result)
 		if fr := rec.File(p.rel); fr != nil {
 			// The file changed earlier in this turn: undo goes back to the turn's start.
-			fr.Written, fr.State = hex.EncodeToString(sum[:]), turns.StatePending
+			fr.Written, fr.State = hex.EncodeToString(p.resultSum[:]), turns.StatePending
 			continue
 		}
-		rec.Files = append(rec.Files, turns.FileRecord{
-			Path: p.rel, NewFile: !p.exists, Original: p.orig, Mode: p.info.Mode,
-			Written: hex.EncodeToString(sum[:]), State: turns.StatePending,
+		added = append(added, turns.FileRecord{
+			Path: p.rel, NewFile: !p.exists, Mode: p.info.Mode,
+			Written: hex.EncodeToString(p.resultSum[:]), State: turns.StatePending,
 		})
+		sums = append(sums, p.origSum)
+		var o []byte
+		if p.exists {
+			o = p.orig
+			if o == nil {
+				o = []byte{}
+			}
+		}
+		origs = append(origs, o)
+	}
+	if len(added) > 0 {
+		ptrs := make([]*turns.FileRecord, len(added))
+		for i := range added {
+			ptrs[i] = &added[i]
+		}
+		if err := a.Turns.SaveOriginals(turn, ptrs, origs, sums); err != nil {
+			return nil, refuse(err)
+		}
+		rec.Files = append(rec.Files, added...)
 	}
 	if err := a.Turns.Save(rec); err != nil {
 		return nil, refuse(err)
@@ -126,14 +151,14 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 	written := map[string]bool{}
 	for _, p := range plan {
 		if bytes.Equal(p.orig, p.result) && p.exists {
-			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: Revision(p.result)})
+			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: p.revision()})
 			continue
 		}
 		err := a.write(p)
 		var de *wsfs.DurabilityError
 		if err == nil || errors.As(err, &de) {
 			written[p.rel] = true
-			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: Revision(p.result), Created: !p.exists})
+			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: p.revision(), Created: !p.exists})
 		}
 		if err != nil {
 			failure = &BatchError{Code: Code(err), Message: err.Error(), Applied: res.Applied, Failed: p.rel, Written: de != nil, Err: err}
@@ -163,7 +188,9 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 	if len(rec.Files) == 0 && !existed {
 		serr = a.Turns.Delete(turn)
 	} else {
-		serr = a.Turns.Save(rec)
+		// Not waiting for the disk is safe here: after a crash the durable pending form
+		// comes back, and undo checks pending entries by content.
+		serr = a.Turns.Update(rec)
 	}
 	if failure != nil {
 		return nil, failure
@@ -189,7 +216,7 @@ func (a *Applier) write(p *planned) error {
 				return fmt.Errorf("path %q: created by someone else since the preflight: %w", p.rel, ErrStale)
 			case p.exists && !info.Exists:
 				return fmt.Errorf("path %q: removed since the preflight: %w", p.rel, ErrStale)
-			case p.exists && sha256.Sum256(cur) != p.origSum:
+			case p.exists && !bytes.Equal(cur, p.orig):
 				return fmt.Errorf("path %q: changed since the preflight (now revision %s): %w", p.rel, Revision(cur), ErrStale)
 			}
 			return nil
@@ -258,6 +285,7 @@ func (a *Applier) preflight(req *patch.Request) ([]*planned, error) {
 			return nil, &patch.Error{Path: p.f.Path, Msg: fmt.Sprintf("the results of the batch total over %d bytes", patch.MaxBytes), Err: patch.ErrLimit}
 		}
 		p.result = out
+		p.resultSum = sha256.Sum256(out)
 	}
 	return plan, nil
 }

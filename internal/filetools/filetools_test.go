@@ -115,8 +115,11 @@ func TestApplyEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Files) != 3 || string(rec.Files[0].Original) != "one\ntwo\nthree\n" || !rec.Files[2].NewFile {
-		t.Errorf("record = %+v", rec.Files)
+	if len(rec.Files) != 3 || !rec.Files[2].NewFile {
+		t.Fatalf("record = %+v", rec.Files)
+	}
+	if orig, err := e.store.Original(&rec.Files[0]); err != nil || string(orig) != "one\ntwo\nthree\n" {
+		t.Errorf("original of a.txt = %q, %v", orig, err)
 	}
 	for _, f := range rec.Files {
 		if f.State != turns.StateApplied {

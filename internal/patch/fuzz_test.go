@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -23,6 +24,24 @@ func FuzzDecode(f *testing.F) {
 		}
 		for i := range r.Files {
 			r.Files[i].Apply([]byte(orig))
+		}
+	})
+}
+
+// FuzzDecodeString checks the fast string decoder against encoding/json.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\nb"`, `"\u00e9\t"`, `"\\\"/"`, "\"\xff\"", `"\ud800"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		var want string
+		werr := json.Unmarshal([]byte(lit), &want)
+		got, err := decodeString([]byte(lit))
+		if werr != nil {
+			return // Decode validates the whole request first; invalid literals never get here
+		}
+		if err != nil || got != want {
+			t.Fatalf("decodeString(%q) = %q, %v; encoding/json says %q", lit, got, err, want)
 		}
 	})
 }

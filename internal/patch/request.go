@@ -3,9 +3,7 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -96,6 +94,11 @@ var (
 func Decode(data []byte) (*Request, error) {
 	if len(data) > MaxBytes {
 		return nil, errf(ErrLimit, "", "", "request is %d bytes, over the limit of %d", len(data), MaxBytes)
+	}
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		return nil, errf(ErrMalformed, "request", "", "invalid JSON: %v", err)
 	}
 	top, err := object(json.RawMessage(data), "request")
 	if err != nil {
@@ -460,52 +463,26 @@ func (f fields) only(where string, allowed ...string) error {
 	return nil
 }
 
-// object decodes raw as a JSON object, refusing repeated keys and trailing data.
+// object splits raw (part of a request Decode validated) as a JSON object, refusing
+// repeated keys.
 func object(raw json.RawMessage, where string) (fields, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return fields{}, errf(ErrMalformed, where, "", "invalid JSON: %v", err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	keys, vals, ok := scanObject(raw)
+	if !ok {
 		return fields{}, errf(ErrMalformed, where, "", "must be a JSON object")
 	}
-	out := fields{m: fieldsMap{}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fields{}, errf(ErrMalformed, where, "", "invalid JSON: %v", err)
-		}
-		k, ok := tok.(string)
-		if !ok {
-			return fields{}, errf(ErrMalformed, where, "", "invalid JSON object key")
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return fields{}, errf(ErrMalformed, where, "", "invalid JSON in field %q: %v", k, err)
-		}
+	out := fields{m: make(fieldsMap, len(keys)), keys: keys}
+	for i, k := range keys {
 		if _, dup := out.m[k]; dup {
 			return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", k)
 		}
-		out.m[k] = v
-		out.keys = append(out.keys, k)
-	}
-	if _, err := dec.Token(); err != nil {
-		return fields{}, errf(ErrMalformed, where, "", "invalid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fields{}, errf(ErrMalformed, where, "", "trailing data after the JSON object")
+		out.m[k] = vals[i]
 	}
 	return out, nil
 }
 
 func array(raw json.RawMessage, where string) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, errf(ErrMalformed, where, "", "must be an array, not null")
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
+	out, ok := scanArray(raw)
+	if !ok {
 		return nil, errf(ErrMalformed, where, "", "must be an array")
 	}
 	return out, nil
@@ -516,8 +493,8 @@ func str(raw json.RawMessage, where string) (string, error) {
 	if len(t) == 0 || t[0] != '"' {
 		return "", errf(ErrMalformed, where, "", "must be a string")
 	}
-	var s string
-	if err := json.Unmarshal(t, &s); err != nil {
+	s, err := decodeString(t)
+	if err != nil {
 		return "", errf(ErrMalformed, where, "", "must be a string: %v", err)
 	}
 	return s, nil
@@ -547,17 +524,10 @@ func requiredInt(o fields, k, where string) (int, error) {
 	if !ok {
 		return 0, errf(ErrMalformed, where, "", "missing %s", k)
 	}
-	var n json.Number
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer")
-	}
-	if err := json.Unmarshal(t, &n); err != nil {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer")
-	}
-	v, err := n.Int64()
-	if err != nil || v > 1<<31 || v < -(1<<31) {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer, not %s", n)
+	v, ok := parseInt(t)
+	if !ok || v > 1<<31 || v < -(1<<31) {
+		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer, not %s", t)
 	}
 	return int(v), nil
 }
