@@ -43,10 +43,10 @@ type fileWriter interface {
 
 // planned is one file of a batch after preflight.
 type planned struct {
-	f       *patch.File
-	rel     string
-	exists  bool
-	info    wsfs.Info
+	f         *patch.File
+	rel       string
+	exists    bool
+	info      wsfs.Info
 	orig      []byte
 	origSum   [32]byte
 	result    []byte
