@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/s-code-dev/s-code/internal/patch"
 	"github.com/s-code-dev/s-code/internal/turns"
@@ -32,14 +33,13 @@ type Applier struct {
 	Root  *wsfs.Root
 	Turns *turns.Store
 
-	// writer, when set (by tests, to inject faults), replaces Root for the batch's writes.
-	writer fileWriter
+	// commitHook, when set (by tests, to inject faults), is called for each file's commit
+	// with the function that performs it; what it returns is taken as the commit's result.
+	commitHook func(rel string, commit func() error) error
 }
 
-// fileWriter is the one operation a batch's writes go through (wsfs.Root.WriteFile).
-type fileWriter interface {
-	WriteFile(p string, data []byte, opts wsfs.WriteOptions) error
-}
+// stageWorkers bounds the files staged at once.
+const stageWorkers = 8
 
 // planned is one file of a batch after preflight.
 type planned struct {
@@ -146,26 +146,63 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 		return nil, refuse(err)
 	}
 
+	// Stage every file at once (temporary file written and fsync'd beside it); a file whose
+	// directory does not exist yet is staged later, in order. Nothing is visible yet.
+	staged, failedAt, stageErr := a.stageAll(plan)
+	abortFrom := func(i int) {
+		for j := i; j < len(staged); j++ {
+			if staged[j] != nil {
+				staged[j].Abort()
+			}
+		}
+	}
 	res := &Result{Turn: turn, Applied: []Applied{}}
 	var failure *BatchError
 	written := map[string]bool{}
-	for _, p := range plan {
+	if stageErr != nil {
+		abortFrom(0)
+		failure = &BatchError{Code: Code(stageErr), Message: stageErr.Error() + " (nothing applied)", Applied: res.Applied, Failed: plan[failedAt].rel, Err: stageErr}
+		if failure.Code == "error" {
+			failure.Code = "write_failed"
+		}
+	}
+	for i, p := range plan {
+		if failure != nil {
+			break
+		}
 		if bytes.Equal(p.orig, p.result) && p.exists {
 			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: p.revision()})
 			continue
 		}
-		err := a.write(p)
+		st := staged[i]
+		commit := func() error {
+			if st != nil {
+				return st.Commit()
+			}
+			opts := a.writeOptions(p)
+			opts.MkdirParents = true
+			return a.Root.WriteFile(p.rel, p.result, opts)
+		}
+		var err error
+		if a.commitHook != nil {
+			err = a.commitHook(p.rel, commit)
+		} else {
+			err = commit()
+		}
 		var de *wsfs.DurabilityError
+		if err != nil && !errors.As(err, &de) && !errors.Is(err, ErrStale) {
+			err = fmt.Errorf("%w: %w", ErrWrite, err)
+		}
 		if err == nil || errors.As(err, &de) {
 			written[p.rel] = true
 			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: p.revision(), Created: !p.exists})
 		}
 		if err != nil {
+			abortFrom(i)
 			failure = &BatchError{Code: Code(err), Message: err.Error(), Applied: res.Applied, Failed: p.rel, Written: de != nil, Err: err}
 			if failure.Code == "error" {
 				failure.Code = "write_failed"
 			}
-			break
 		}
 	}
 
@@ -201,14 +238,11 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 	return res, nil
 }
 
-func (a *Applier) write(p *planned) error {
-	var w fileWriter = a.Root
-	if a.writer != nil {
-		w = a.writer
-	}
-	err := w.WriteFile(p.rel, p.result, wsfs.WriteOptions{
+// writeOptions returns the options of p's write, with its final revision check: the file
+// must still hold exactly the bytes preflight read (or still be absent).
+func (a *Applier) writeOptions(p *planned) wsfs.WriteOptions {
+	return wsfs.WriteOptions{
 		Perm:         0o644,
-		MkdirParents: !p.exists,
 		MaxCheckSize: patch.MaxBytes,
 		Check: func(cur []byte, info wsfs.Info) error {
 			switch {
@@ -221,12 +255,43 @@ func (a *Applier) write(p *planned) error {
 			}
 			return nil
 		},
-	})
-	var de *wsfs.DurabilityError
-	if err != nil && !errors.As(err, &de) && !errors.Is(err, ErrStale) {
-		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
-	return err
+}
+
+// stageAll stages the changed files of plan concurrently (at most stageWorkers at once). A
+// new file whose directory is missing is left nil, to be written in order. On failure it
+// returns the error of the first failing file in plan order and its index; the caller
+// aborts what was staged.
+func (a *Applier) stageAll(plan []*planned) ([]*wsfs.Staged, int, error) {
+	staged := make([]*wsfs.Staged, len(plan))
+	errs := make([]error, len(plan))
+	sem := make(chan struct{}, stageWorkers)
+	var wg sync.WaitGroup
+	for i, p := range plan {
+		if bytes.Equal(p.orig, p.result) && p.exists {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			st, err := a.Root.Stage(p.rel, p.result, a.writeOptions(p))
+			if err != nil && !p.exists && errors.Is(err, wsfs.ErrNotExist) {
+				return // its directory is made when its turn comes
+			}
+			if err != nil {
+				err = fmt.Errorf("%w: %w", ErrWrite, err)
+			}
+			staged[i], errs[i] = st, err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return staged, i, err
+		}
+	}
+	return staged, -1, nil
 }
 
 // preflight checks every path, revision, alias, edit and limit of the batch and computes

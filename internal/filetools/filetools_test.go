@@ -294,33 +294,32 @@ func tree(t *testing.T, dir string) string {
 
 func sha256sum(s string) [32]byte { return shaFull([]byte(s)) }
 
-// failingWriter writes through the real Root, except that it fails the write of failAt
-// (before touching it) or, with durability, fails after the real write as a failed
-// directory fsync would.
-type failingWriter struct {
-	root       *wsfs.Root
+// failingCommits wraps the commits of a batch: the commit of failAt fails before touching
+// the file, or, with durability, fails after the real commit as a failed directory fsync
+// would, or, with mutate, runs after a concurrent change to the file.
+type failingCommits struct {
 	failAt     string
 	durability bool
-	mutate     func() // runs before delegating the failAt write (a concurrent change)
+	mutate     func()
 	calls      []string
 }
 
 var errInjected = errors.New("injected write failure")
 
-func (w *failingWriter) WriteFile(p string, data []byte, opts wsfs.WriteOptions) error {
-	w.calls = append(w.calls, p)
-	if p != w.failAt {
-		return w.root.WriteFile(p, data, opts)
+func (w *failingCommits) hook(rel string, commit func() error) error {
+	w.calls = append(w.calls, rel)
+	if rel != w.failAt {
+		return commit()
 	}
 	switch {
 	case w.mutate != nil:
 		w.mutate()
-		return w.root.WriteFile(p, data, opts)
+		return commit()
 	case w.durability:
-		if err := w.root.WriteFile(p, data, opts); err != nil {
+		if err := commit(); err != nil {
 			return err
 		}
-		return &wsfs.DurabilityError{Path: p, Err: errInjected}
+		return &wsfs.DurabilityError{Path: rel, Err: errInjected}
 	}
 	return errInjected
 }
@@ -343,8 +342,8 @@ func fiveFiles(e *env) (req m, orig map[string]string) {
 func TestWriteFailsMidBatch(t *testing.T) {
 	e := newEnv(t)
 	req, orig := fiveFiles(e)
-	w := &failingWriter{root: e.root, failAt: "f2.txt"}
-	e.app.writer = w
+	w := &failingCommits{failAt: "f2.txt"}
+	e.app.commitHook = w.hook
 	_, err := e.apply(req, "t1")
 	var be *BatchError
 	if !errors.As(err, &be) || !errors.Is(err, errInjected) || !errors.Is(err, ErrWrite) {
@@ -358,6 +357,9 @@ func TestWriteFailsMidBatch(t *testing.T) {
 	}
 	if strings.Join(w.calls, ",") != "f1.txt,new.txt,f2.txt" {
 		t.Errorf("writes attempted: %v (later files must not be attempted)", w.calls)
+	}
+	if tmp := tempFiles(t, e.ws); len(tmp) != 0 {
+		t.Errorf("staged temporary files left behind: %v", tmp)
 	}
 	want := map[string]string{"f1.txt": "changed 1\n", "new.txt": "new\n", "f2.txt": orig["f2.txt"], "f3.txt": orig["f3.txt"], "f5.txt": orig["f5.txt"]}
 	for p, s := range want {
@@ -397,7 +399,7 @@ func appliedPaths(a []Applied) string {
 func TestDurabilityUnconfirmed(t *testing.T) {
 	e := newEnv(t)
 	req, _ := fiveFiles(e)
-	e.app.writer = &failingWriter{root: e.root, failAt: "f2.txt", durability: true}
+	e.app.commitHook = (&failingCommits{failAt: "f2.txt", durability: true}).hook
 	_, err := e.apply(req, "t1")
 	var be *BatchError
 	if !errors.As(err, &be) {
@@ -432,7 +434,7 @@ func TestFinalRevisionCheck(t *testing.T) {
 			if first {
 				target = "f1.txt"
 			}
-			e.app.writer = &failingWriter{root: e.root, failAt: target, mutate: func() { e.write(target, "someone else\n") }}
+			e.app.commitHook = (&failingCommits{failAt: target, mutate: func() { e.write(target, "someone else\n") }}).hook
 			_, err := e.apply(req, "t1")
 			if !errors.Is(err, ErrStale) || Code(err) != "stale_revision" {
 				t.Fatalf("Apply = %v, want ErrStale", err)
@@ -583,4 +585,17 @@ func TestRead(t *testing.T) {
 			t.Errorf("Read(%s, %+v) = %v, want %v", tc.path, tc.opts, err, tc.want)
 		}
 	}
+}
+
+// tempFiles lists the staged temporary files (".s-code-*.tmp") under dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(info.Name(), ".s-code-") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
 }

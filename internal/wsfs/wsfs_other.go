@@ -35,3 +35,15 @@ func (r *Root) Remove(string, WriteOptions) error { return ErrUnsupported }
 
 // FoldsCase returns ErrUnsupported on this system.
 func (r *Root) FoldsCase(string) (bool, error) { return false, ErrUnsupported }
+
+// Staged is a staged write; on this system none can exist.
+type Staged struct{}
+
+// Stage returns ErrUnsupported on this system.
+func (r *Root) Stage(string, []byte, WriteOptions) (*Staged, error) { return nil, ErrUnsupported }
+
+// Commit returns ErrUnsupported on this system.
+func (s *Staged) Commit() error { return ErrUnsupported }
+
+// Abort does nothing on this system.
+func (s *Staged) Abort() {}
