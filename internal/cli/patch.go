@@ -94,7 +94,7 @@ Exit status: 0 applied; 1 refused, nothing written; 2 malformed request or usage
 				return fail(err, code)
 			}
 			if asJSON {
-				return writeJSON(streams, res)
+				return writeJSON(streams.Out, res)
 			}
 			for _, a := range res.Applied {
 				verb := "applied"

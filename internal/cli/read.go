@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -43,7 +42,7 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
 			if asJSON {
-				return writeJSON(streams, res)
+				return writeJSON(streams.Out, res)
 			}
 			last := res.Offset + res.Lines - 1
 			trunc := ""
@@ -63,15 +62,9 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 	return cmd
 }
 
-func writeJSON(streams IO, v any) error {
-	enc := json.NewEncoder(streams.Out)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 // writeJSONError prints err's error object as JSON on stdout and exits with code.
 func writeJSONError(streams IO, err error, code int) error {
-	if werr := writeJSON(streams, errorObjectOf(err)); werr != nil {
+	if werr := writeJSON(streams.Out, errorObjectOf(err)); werr != nil {
 		return werr
 	}
 	return &ExitError{Code: code}

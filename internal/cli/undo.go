@@ -54,7 +54,7 @@ Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2
 					eo := errorObjectOf(err)
 					out.Error = &eo
 				}
-				if werr := writeJSON(streams, out); werr != nil {
+				if werr := writeJSON(streams.Out, out); werr != nil {
 					return werr
 				}
 				if err != nil {
