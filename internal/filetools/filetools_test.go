@@ -599,3 +599,37 @@ func tempFiles(t *testing.T, dir string) []string {
 	})
 	return out
 }
+
+// TestUndoPendingRecord: a crash between the pending record and its finalization leaves
+// pending entries; undo restores those the turn wrote and skips those it never wrote.
+func TestUndoPendingRecord(t *testing.T) {
+	e := newEnv(t)
+	req, orig := fiveFiles(e)
+	if _, err := e.apply(req, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.store.Load("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rec.Files {
+		rec.Files[i].State = turns.StatePending
+	}
+	if err := e.store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	// f3.txt was "never written": put its original back behind the record's back.
+	e.write("f3.txt", orig["f3.txt"])
+	res, err := Undo(e.root, e.store, "t1")
+	if err != nil {
+		t.Fatalf("Undo: %v", err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "f3.txt" || res.Skipped[0].Reason != "never written by the turn" {
+		t.Errorf("skipped = %+v", res.Skipped)
+	}
+	for p, s := range orig {
+		if got := e.read(p); got != s {
+			t.Errorf("%s = %q, want %q", p, got, s)
+		}
+	}
+}
