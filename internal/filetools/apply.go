@@ -36,6 +36,9 @@ type Applier struct {
 	// commitHook, when set (by tests, to inject faults), is called for each file's commit
 	// with the function that performs it; what it returns is taken as the commit's result.
 	commitHook func(rel string, commit func() error) error
+	// syncHook, when set (by tests), is called for each staged file's directory fsync with
+	// the function that performs it; what it returns is taken as the fsync's result.
+	syncHook func(rel string, sync func() error) error
 }
 
 // stageWorkers bounds the files staged at once.
@@ -166,8 +169,36 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 			failure.Code = "write_failed"
 		}
 	}
+	// Commit one file at a time, in request order: the final check and the rename. Each
+	// file's directory fsync runs while the next file is checked and renamed, so the kernel
+	// can commit several renames in one journal transaction; a failed fsync stops further
+	// renames. Every fsync is waited for before Apply returns.
+	type synced struct {
+		i   int
+		err error
+	}
+	syncs := make(chan synced, len(plan))
+	inflight := 0
+	syncErrs := make([]error, len(plan))
+	syncFailed := -1
+	collect := func(r synced) {
+		inflight--
+		syncErrs[r.i] = r.err
+		if r.err != nil && (syncFailed < 0 || r.i < syncFailed) {
+			syncFailed = r.i
+		}
+	}
 	for i, p := range plan {
-		if failure != nil {
+		for ready := true; ready; {
+			select {
+			case r := <-syncs:
+				collect(r)
+			default:
+				ready = false
+			}
+		}
+		if failure != nil || syncFailed >= 0 {
+			abortFrom(i)
 			break
 		}
 		if bytes.Equal(p.orig, p.result) && p.exists {
@@ -176,12 +207,26 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 		}
 		st := staged[i]
 		commit := func() error {
-			if st != nil {
-				return st.Commit()
+			if st == nil {
+				opts := a.writeOptions(p)
+				opts.MkdirParents = true
+				return a.Root.WriteFile(p.rel, p.result, opts)
 			}
-			opts := a.writeOptions(p)
-			opts.MkdirParents = true
-			return a.Root.WriteFile(p.rel, p.result, opts)
+			if err := st.Rename(); err != nil {
+				return err
+			}
+			staged[i] = nil // the fsync goroutine owns it now
+			inflight++
+			go func() {
+				var err error
+				if a.syncHook != nil {
+					err = a.syncHook(p.rel, st.Sync)
+				} else {
+					err = st.Sync()
+				}
+				syncs <- synced{i, err}
+			}()
+			return nil
 		}
 		var err error
 		if a.commitHook != nil {
@@ -204,6 +249,22 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 				failure.Code = "write_failed"
 			}
 		}
+	}
+	for inflight > 0 {
+		collect(<-syncs)
+	}
+	var unconfirmed []string
+	for i, err := range syncErrs {
+		if err != nil {
+			unconfirmed = append(unconfirmed, plan[i].rel)
+		}
+	}
+	if syncFailed >= 0 && failure == nil {
+		err := syncErrs[syncFailed]
+		failure = &BatchError{Code: Code(err), Message: err.Error(), Applied: res.Applied, Failed: plan[syncFailed].rel, Written: true, Err: err}
+	}
+	if failure != nil {
+		failure.Unconfirmed = unconfirmed
 	}
 
 	// Finalize the record: written entries applied; the others back to what they were.

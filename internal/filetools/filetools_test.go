@@ -633,3 +633,57 @@ func TestUndoPendingRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectorySyncFails: the directory fsync after f2.txt's rename fails (injected; the
+// fsyncs run behind the renames). The batch is an error naming f2.txt as written but
+// unconfirmed; renames stop once the failure is seen, so the applied list is a prefix of the
+// batch that holds f2.txt, and exactly the applied files changed and are recorded.
+func TestDirectorySyncFails(t *testing.T) {
+	e := newEnv(t)
+	req, orig := fiveFiles(e)
+	e.app.syncHook = func(rel string, sync func() error) error {
+		if err := sync(); err != nil {
+			return err
+		}
+		if rel == "f2.txt" {
+			return &wsfs.DurabilityError{Path: rel, Err: errInjected}
+		}
+		return nil
+	}
+	_, err := e.apply(req, "t1")
+	var be *BatchError
+	if !errors.As(err, &be) || !errors.Is(err, errInjected) {
+		t.Fatalf("Apply = %v, want the injected fsync failure", err)
+	}
+	if be.Code != "durability_unconfirmed" || !be.Written || be.Failed != "f2.txt" || strings.Join(be.Unconfirmed, ",") != "f2.txt" {
+		t.Errorf("error = %+v", be)
+	}
+	order := []string{"f1.txt", "new.txt", "f2.txt", "f3.txt", "f4.txt", "f5.txt"}
+	got := appliedPaths(be.Applied)
+	if !strings.HasPrefix(strings.Join(order, ","), got) || !strings.Contains(got, "f2.txt") {
+		t.Fatalf("applied %q is not a prefix of the batch holding f2.txt", got)
+	}
+	rec, err := e.store.Load("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := map[string]bool{}
+	for _, a := range be.Applied {
+		applied[a.Path] = true
+		if rec.File(a.Path) == nil {
+			t.Errorf("%s applied but not recorded", a.Path)
+		}
+	}
+	if len(rec.Files) != len(be.Applied) {
+		t.Errorf("record holds %d files, %d applied", len(rec.Files), len(be.Applied))
+	}
+	for _, p := range order {
+		changed := e.read(p) != orig[p]
+		if changed != applied[p] {
+			t.Errorf("%s: changed %v, applied %v", p, changed, applied[p])
+		}
+	}
+	if tmp := tempFiles(t, e.ws); len(tmp) != 0 {
+		t.Errorf("staged temporary files left behind: %v", tmp)
+	}
+}

@@ -47,3 +47,9 @@ func (s *Staged) Commit() error { return ErrUnsupported }
 
 // Abort does nothing on this system.
 func (s *Staged) Abort() {}
+
+// Rename returns ErrUnsupported on this system.
+func (s *Staged) Rename() error { return ErrUnsupported }
+
+// Sync returns ErrUnsupported on this system.
+func (s *Staged) Sync() error { return ErrUnsupported }

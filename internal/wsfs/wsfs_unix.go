@@ -412,12 +412,20 @@ func (r *Root) Stage(p string, data []byte, opts WriteOptions) (*Staged, error) 
 	return s, nil
 }
 
-// Commit reads the file's current bytes through the directory handle, calls opts.Check
-// with them, renames the temporary file over it (renameat(2) relative to the handle) and
-// fsyncs the directory. A failed check or rename aborts the staged write and leaves p
-// unchanged. A *DurabilityError means only the directory fsync failed: p was written.
+// Commit is Rename followed by Sync.
 func (s *Staged) Commit() error {
-	if s.done {
+	if err := s.Rename(); err != nil {
+		return err
+	}
+	return s.Sync()
+}
+
+// Rename reads the file's current bytes through the directory handle, calls opts.Check
+// with them, and renames the temporary file over the file (renameat(2) relative to the
+// handle): from here on the new content is visible. A failed check or rename aborts the
+// staged write and leaves the file unchanged. Sync must follow.
+func (s *Staged) Rename() error {
+	if s.done || s.tmp == "" {
 		return fmt.Errorf("path %q: staged write already finished", s.p)
 	}
 	cur, info, err := readAt(s.dfd, s.p, s.base, s.opts.MaxCheckSize)
@@ -436,6 +444,16 @@ func (s *Staged) Commit() error {
 		return fmt.Errorf("path %q: renameat: %w", s.p, err)
 	}
 	s.tmp, s.created = "", nil
+	return nil
+}
+
+// Sync fsyncs the directory after Rename, making the rename durable, and releases the
+// directory handle. Its error is a *DurabilityError: the file was written, but may not
+// survive a crash.
+func (s *Staged) Sync() error {
+	if s.done || s.tmp != "" {
+		return fmt.Errorf("path %q: sync of a staged write that was not renamed", s.p)
+	}
 	defer s.Abort() // closes the directory handle
 	if err := s.r.fsyncDir(s.dfd); err != nil {
 		return &DurabilityError{Path: s.p, Err: err}
