@@ -141,7 +141,7 @@ func decodeEnvelope(top fields) (*Request, error) {
 	if err := top.only("request", "files"); err != nil {
 		return nil, err
 	}
-	items, err := array(top.m["files"], "files")
+	items, err := array(top.val("files"), "files")
 	if err != nil {
 		return nil, err
 	}
@@ -181,13 +181,13 @@ func decodeLegacy(top fields) (*Request, error) {
 func decodeFile(o fields, where string, legacy bool) (*File, error) {
 	f := &File{}
 	var err error
-	if f.Path, err = str(o.m["path"], where+".path"); err != nil {
+	if f.Path, err = str(o.val("path"), where+".path"); err != nil {
 		return nil, err
 	}
 	if f.Path == "" {
 		return nil, errf(ErrMalformed, where+".path", "", "is empty")
 	}
-	revRaw, hasRev := o.m["expected_revision"]
+	revRaw, hasRev := o.get("expected_revision")
 	if hasRev {
 		rev, err := nullableStr(revRaw, where+".expected_revision")
 		if err != nil {
@@ -201,7 +201,7 @@ func decodeFile(o fields, where string, legacy bool) (*File, error) {
 			f.Revision = *rev
 		}
 	}
-	if raw, ok := o.m["expected_sha256"]; ok {
+	if raw, ok := o.get("expected_sha256"); ok {
 		sum, err := str(raw, where+".expected_sha256")
 		if err != nil {
 			return nil, err
@@ -223,19 +223,18 @@ func decodeFile(o fields, where string, legacy bool) (*File, error) {
 		}
 		return nil, errf(ErrMalformed, where, f.Path, "needs expected_revision (the revision from read_file, or null for a new file)")
 	}
-	_, hasEdits := o.m["edits"]
-	_, hasContent := o.m["content"]
+	hasEdits, hasContent := o.has("edits"), o.has("content")
 	switch {
 	case hasEdits && hasContent:
 		return nil, errf(ErrMalformed, where, f.Path, "has both edits and content; send one")
 	case hasContent:
-		c, err := str(o.m["content"], where+".content")
+		c, err := str(o.val("content"), where+".content")
 		if err != nil {
 			return nil, err
 		}
 		f.Content = &c
 	case hasEdits:
-		if err := decodeEdits(f, o.m["edits"], where+".edits"); err != nil {
+		if err := decodeEdits(f, o.val("edits"), where+".edits"); err != nil {
 			return nil, err
 		}
 		if f.New {
@@ -273,7 +272,7 @@ func decodeEdits(f *File, raw json.RawMessage, where string) error {
 				return errf(ErrMixedEdits, w, f.Path, "is a text edit after line edits; use one kind of edit per file")
 			}
 			var e TextEdit
-			if e.OldText, err = str(o.m["old_text"], w+".old_text"); err != nil {
+			if e.OldText, err = str(o.val("old_text"), w+".old_text"); err != nil {
 				return err
 			}
 			if e.NewText, err = requiredStr(o, "new_text", w); err != nil {
@@ -385,17 +384,20 @@ func decodePatchRequest(top fields) (*Request, error) {
 	if err := top.only("request", "patch", "revisions"); err != nil {
 		return nil, err
 	}
-	text, err := str(top.m["patch"], "patch")
+	text, err := str(top.val("patch"), "patch")
 	if err != nil {
 		return nil, err
 	}
-	revRaw, ok := top.m["revisions"]
+	revRaw, ok := top.get("revisions")
 	if !ok {
 		return nil, errf(ErrMalformed, "request", "", `needs "revisions": {path: revision, or null for a file the patch adds}`)
 	}
 	revs, err := object(revRaw, "revisions")
 	if err != nil {
 		return nil, err
+	}
+	if len(revs.keys) > MaxPaths {
+		return nil, errf(ErrLimit, "revisions", "", "%d entries, over the limit of %d paths", len(revs.keys), MaxPaths)
 	}
 	files, err := ParsePatch(text)
 	if err != nil {
@@ -405,7 +407,7 @@ func decodePatchRequest(top fields) (*Request, error) {
 	for i := range files {
 		f := &files[i]
 		w := "revisions." + f.Path
-		raw, ok := revs.m[f.Path]
+		raw, ok := revs.get(f.Path)
 		if !ok {
 			if f.New {
 				return nil, errf(ErrMalformed, "revisions", f.Path, "missing; give null for a file the patch adds")
@@ -436,15 +438,26 @@ func decodePatchRequest(top fields) (*Request, error) {
 	return &Request{Form: FormPatch, Files: files}, nil
 }
 
-type fieldsMap = map[string]json.RawMessage
-
-// fields is one JSON object: its members by key, and the keys in order, each once.
+// fields is one JSON object: its keys in order, each once, and their raw values.
 type fields struct {
-	m    fieldsMap
 	keys []string
+	vals []json.RawMessage
 }
 
-func (f fields) has(k string) bool { _, ok := f.m[k]; return ok }
+// get returns the raw value of key k and reports whether the object has it.
+func (f fields) get(k string) (json.RawMessage, bool) {
+	for i, key := range f.keys {
+		if key == k {
+			return f.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// val returns the raw value of key k, or nil.
+func (f fields) val(k string) json.RawMessage { v, _ := f.get(k); return v }
+
+func (f fields) has(k string) bool { _, ok := f.get(k); return ok }
 
 // only refuses any member not in allowed, naming it.
 func (f fields) only(where string, allowed ...string) error {
@@ -470,14 +483,24 @@ func object(raw json.RawMessage, where string) (fields, error) {
 	if !ok {
 		return fields{}, errf(ErrMalformed, where, "", "must be a JSON object")
 	}
-	out := fields{m: make(fieldsMap, len(keys)), keys: keys}
-	for i, k := range keys {
-		if _, dup := out.m[k]; dup {
-			return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", k)
+	if len(keys) <= 8 {
+		for i := 1; i < len(keys); i++ {
+			for j := 0; j < i; j++ {
+				if keys[i] == keys[j] {
+					return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", keys[i])
+				}
+			}
 		}
-		out.m[k] = vals[i]
+	} else {
+		seen := make(map[string]bool, len(keys))
+		for _, k := range keys {
+			if seen[k] {
+				return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", k)
+			}
+			seen[k] = true
+		}
 	}
-	return out, nil
+	return fields{keys: keys, vals: vals}, nil
 }
 
 func array(raw json.RawMessage, where string) ([]json.RawMessage, error) {
@@ -512,7 +535,7 @@ func nullableStr(raw json.RawMessage, where string) (*string, error) {
 }
 
 func requiredStr(o fields, k, where string) (string, error) {
-	raw, ok := o.m[k]
+	raw, ok := o.get(k)
 	if !ok {
 		return "", errf(ErrMalformed, where, "", "missing %s", k)
 	}
@@ -520,7 +543,7 @@ func requiredStr(o fields, k, where string) (string, error) {
 }
 
 func requiredInt(o fields, k, where string) (int, error) {
-	raw, ok := o.m[k]
+	raw, ok := o.get(k)
 	if !ok {
 		return 0, errf(ErrMalformed, where, "", "missing %s", k)
 	}
