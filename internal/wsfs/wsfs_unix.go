@@ -30,6 +30,9 @@ type Root struct {
 	// syncDir syncs a directory descriptor; nil means fsync(2). Tests set it to inject a
 	// failure of the directory sync alone.
 	syncDir func(fd int) error
+
+	// openat2Fn replaces openat2 when set (tests: a kernel without openat2).
+	openat2Fn func(dirfd int, path string, flags int) (int, error)
 }
 
 // Open opens the directory dir as a workspace root. dir is made absolute and its own
@@ -73,7 +76,11 @@ func (r *Root) Abs(rel string) string { return r.path + "/" + rel }
 // a symlink. Errors are *PathError where the cause is the path, naming p as given.
 func (r *Root) resolve(dirfd int, p, rel string, flags int) (int, error) {
 	if !r.walkOnly.Load() {
-		fd, err := openat2(dirfd, rel, flags)
+		open := openat2
+		if r.openat2Fn != nil {
+			open = r.openat2Fn
+		}
+		fd, err := open(dirfd, rel, flags)
 		switch {
 		case err == nil:
 			return fd, nil
