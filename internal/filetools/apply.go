@@ -96,16 +96,42 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 		return nil, refuse(err)
 	}
 
-	// The undo record is on disk, every entry pending, before the first write.
+	// Stage every file at once (temporary file written and fsync'd beside it) while the
+	// undo record is saved; a file whose directory does not exist yet is staged later, in
+	// order. Nothing is visible yet.
+	var (
+		staged    []*wsfs.Staged
+		failedAt  int
+		stageErr  error
+		stageDone = make(chan struct{})
+	)
+	go func() {
+		defer close(stageDone)
+		staged, failedAt, stageErr = a.stageAll(plan)
+	}()
+	abortFrom := func(i int) {
+		for j := i; j < len(staged); j++ {
+			if staged[j] != nil {
+				staged[j].Abort()
+			}
+		}
+	}
+	refuseStaged := func(err error) (*Result, error) {
+		<-stageDone
+		abortFrom(0)
+		return nil, refuse(err)
+	}
+
+	// The undo record is on disk, every entry pending, before the first rename.
 	rec, err := a.Turns.Load(turn)
 	if errors.Is(err, turns.ErrNoTurn) {
 		rec, err = &turns.Record{Turn: turn}, nil
 	}
 	if err != nil {
-		return nil, refuse(err)
+		return refuseStaged(err)
 	}
 	if rec.Undone {
-		return nil, refuse(fmt.Errorf("turn %q was undone; use a new turn id: %w", turn, turns.ErrInvalidID))
+		return refuseStaged(fmt.Errorf("turn %q was undone; use a new turn id: %w", turn, turns.ErrInvalidID))
 	}
 	prev := append([]turns.FileRecord(nil), rec.Files...)
 	existed := len(prev) > 0
@@ -141,24 +167,15 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 			ptrs[i] = &added[i]
 		}
 		if err := a.Turns.SaveOriginals(turn, ptrs, origs, sums); err != nil {
-			return nil, refuse(err)
+			return refuseStaged(err)
 		}
 		rec.Files = append(rec.Files, added...)
 	}
 	if err := a.Turns.Save(rec); err != nil {
-		return nil, refuse(err)
+		return refuseStaged(err)
 	}
 
-	// Stage every file at once (temporary file written and fsync'd beside it); a file whose
-	// directory does not exist yet is staged later, in order. Nothing is visible yet.
-	staged, failedAt, stageErr := a.stageAll(plan)
-	abortFrom := func(i int) {
-		for j := i; j < len(staged); j++ {
-			if staged[j] != nil {
-				staged[j].Abort()
-			}
-		}
-	}
+	<-stageDone
 	res := &Result{Turn: turn, Applied: []Applied{}}
 	var failure *BatchError
 	written := map[string]bool{}
