@@ -348,7 +348,9 @@ func checkOverlap(path, where string, edits []LineEdit) error {
 // returns the number of lines. Tab-separated data with other numbers is not refused.
 func numberedPrefixes(s string) (int, bool) {
 	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
+	// Fast reject: the first line must start with at least 6 columns of spaces and digits
+	// and a tab.
+	if len(s) < 7 || (s[5] < '0' || s[5] > '9') {
 		return 0, false
 	}
 	lines := strings.Split(s, "\n")

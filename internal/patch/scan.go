@@ -75,6 +75,7 @@ func scanObject(b []byte) (keys []string, vals []json.RawMessage, ok bool) {
 	if i < len(b) && b[i] == '}' {
 		return nil, nil, true
 	}
+	keys, vals = make([]string, 0, 4), make([]json.RawMessage, 0, 4)
 	for i < len(b) {
 		end := skipString(b, i)
 		k, err := decodeString(b[i:end])
