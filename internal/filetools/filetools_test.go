@@ -240,6 +240,11 @@ func TestPreflightRefusals(t *testing.T) {
 			r1, r2 := e.write("big1", big), e.write("big2", big)
 			return []m{{"path": "big1", "expected_revision": r1, "content": "x"}, {"path": "big2", "expected_revision": r2, "content": "y"}}
 		}, patch.ErrLimit, "limit"},
+		{"results over 16 MiB", func(e *env) []m {
+			r1 := e.write("big1", strings.Repeat("x", 10<<20)+"end\n")
+			return []m{{"path": "big1", "expected_revision": r1, "edits": []m{{"old_text": "end", "new_text": "END"}}},
+				{"path": "big2", "expected_revision": nil, "content": strings.Repeat("y", 7<<20)}}
+		}, patch.ErrLimit, "limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
