@@ -252,10 +252,14 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 			err = commit()
 		}
 		var de *wsfs.DurabilityError
-		if err != nil && !errors.As(err, &de) && !errors.Is(err, ErrStale) {
+		errors.As(err, &de)
+		if err != nil && de == nil && !errors.Is(err, ErrStale) {
 			err = fmt.Errorf("%w: %w", ErrWrite, err)
 		}
-		if err == nil || errors.As(err, &de) {
+		if de != nil {
+			syncErrs[i] = err
+		}
+		if err == nil || de != nil {
 			written[p.rel] = true
 			res.Applied = append(res.Applied, Applied{Path: p.rel, Revision: p.revision(), Created: !p.exists})
 		}

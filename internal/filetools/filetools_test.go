@@ -410,7 +410,7 @@ func TestDurabilityUnconfirmed(t *testing.T) {
 	if !errors.As(err, &be) {
 		t.Fatalf("Apply = %v, want an error", err)
 	}
-	if be.Code != "durability_unconfirmed" || !be.Written || be.Failed != "f2.txt" {
+	if be.Code != "durability_unconfirmed" || !be.Written || be.Failed != "f2.txt" || strings.Join(be.Unconfirmed, ",") != "f2.txt" {
 		t.Errorf("error = %+v", be)
 	}
 	if got := appliedPaths(be.Applied); got != "f1.txt,new.txt,f2.txt" {
