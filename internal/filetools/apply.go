@@ -200,8 +200,11 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 	syncFailed := -1
 	collect := func(r synced) {
 		inflight--
+		if r.err == nil {
+			return
+		}
 		syncErrs[r.i] = r.err
-		if r.err != nil && (syncFailed < 0 || r.i < syncFailed) {
+		if syncFailed < 0 || r.i < syncFailed {
 			syncFailed = r.i
 		}
 	}
