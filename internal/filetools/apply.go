@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/s-code-dev/s-code/internal/patch"
 	"github.com/s-code-dev/s-code/internal/turns"
@@ -41,7 +43,8 @@ type Applier struct {
 	syncHook func(rel string, sync func() error) error
 }
 
-// stageWorkers bounds the files staged at once.
+// stageWorkers bounds the files staged at once: concurrent fsyncs let the file system
+// commit them together.
 const stageWorkers = 8
 
 // planned is one file of a batch after preflight.
@@ -380,11 +383,11 @@ func (a *Applier) stageAll(plan []*planned) ([]*wsfs.Staged, int, error) {
 }
 
 // preflight checks every path, revision, alias, edit and limit of the batch and computes
-// every result, touching nothing.
+// every result, touching nothing. Files are read and edited on up to 4 goroutines; errors
+// are reported for the first failing file in request order.
 func (a *Applier) preflight(req *patch.Request) ([]*planned, error) {
 	plan := make([]*planned, 0, len(req.Files))
 	byRel := map[string]*planned{}
-	var snapshots, results int64
 	for i := range req.Files {
 		f := &req.Files[i]
 		rel, err := a.Root.CheckWritable(f.Path)
@@ -395,16 +398,40 @@ func (a *Applier) preflight(req *patch.Request) ([]*planned, error) {
 			return nil, &patch.Error{Path: f.Path, Msg: fmt.Sprintf("names the same file as %q", other.f.Path), Err: patch.ErrDuplicatePath}
 		}
 		p := &planned{f: f, rel: rel}
-		data, info, err := a.Root.ReadFile(rel, patch.MaxBytes)
+		byRel[rel] = p
+		plan = append(plan, p)
+	}
+
+	// Read every file. The budget stops reading once the snapshots pass the limit, so
+	// memory stays bounded whatever the batch names.
+	errs := make([]error, len(plan))
+	var budget atomic.Int64
+	errLimit := func(p *planned, what string) error {
+		return &patch.Error{Path: p.f.Path, Msg: fmt.Sprintf("the %s of the batch total over %d bytes", what, patch.MaxBytes), Err: patch.ErrLimit}
+	}
+	forEach(len(plan), func(i int) {
+		p := plan[i]
+		if budget.Load() > patch.MaxBytes {
+			errs[i] = errLimit(p, "files")
+			return
+		}
+		data, info, err := a.Root.ReadFile(p.rel, patch.MaxBytes)
 		switch {
 		case err == nil:
 			p.exists, p.info, p.orig = true, info, data
-		case errors.Is(err, wsfs.ErrNotExist):
-		default:
-			return nil, err
+			budget.Add(int64(len(data)))
+		case !errors.Is(err, wsfs.ErrNotExist):
+			errs[i] = err
+			return
 		}
 		p.origSum = sha256.Sum256(p.orig)
-		cur := hex.EncodeToString(p.origSum[:])
+	})
+	var snapshots int64
+	for i, p := range plan {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		f, cur := p.f, hex.EncodeToString(p.origSum[:])
 		switch {
 		case f.New && p.exists:
 			return nil, fmt.Errorf("path %q: exists (revision %s) but expected_revision is null (a new file); read it and send its revision: %w", f.Path, cur[:16], ErrStale)
@@ -417,27 +444,55 @@ func (a *Applier) preflight(req *patch.Request) ([]*planned, error) {
 		}
 		snapshots += int64(len(p.orig))
 		if snapshots > patch.MaxBytes {
-			return nil, &patch.Error{Path: f.Path, Msg: fmt.Sprintf("the files of the batch total over %d bytes", patch.MaxBytes), Err: patch.ErrLimit}
+			return nil, errLimit(p, "files")
 		}
-		byRel[rel] = p
-		plan = append(plan, p)
 	}
 	if err := a.checkAliases(plan); err != nil {
 		return nil, err
 	}
-	for _, p := range plan {
+
+	// Compute every result.
+	forEach(len(plan), func(i int) {
+		p := plan[i]
 		out, err := p.f.Apply(p.orig)
 		if err != nil {
-			return nil, err
+			errs[i] = err
+			return
 		}
-		results += int64(len(out))
+		p.result, p.resultSum = out, sha256.Sum256(out)
+	})
+	var results int64
+	for i, p := range plan {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		results += int64(len(p.result))
 		if results > patch.MaxBytes {
-			return nil, &patch.Error{Path: p.f.Path, Msg: fmt.Sprintf("the results of the batch total over %d bytes", patch.MaxBytes), Err: patch.ErrLimit}
+			return nil, errLimit(p, "results")
 		}
-		p.result = out
-		p.resultSum = sha256.Sum256(out)
 	}
 	return plan, nil
+}
+
+// forEach calls f(0) … f(n-1) on up to 4 goroutines (at most GOMAXPROCS) and waits.
+func forEach(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), 4, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // checkAliases refuses two paths of one batch that are, or could become, the same file:
