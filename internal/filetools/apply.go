@@ -363,7 +363,7 @@ func (a *Applier) stageAll(plan []*planned) ([]*wsfs.Staged, int, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			st, err := a.Root.Stage(p.rel, p.result, a.writeOptions(p))
+			st, err := a.Root.StageUnsynced(p.rel, p.result, a.writeOptions(p))
 			if err != nil && !p.exists && errors.Is(err, wsfs.ErrNotExist) {
 				return // its directory is made when its turn comes
 			}
@@ -371,6 +371,21 @@ func (a *Applier) stageAll(plan []*planned) ([]*wsfs.Staged, int, error) {
 				err = fmt.Errorf("%w: %w", ErrWrite, err)
 			}
 			staged[i], errs[i] = st, err
+		}()
+	}
+	wg.Wait()
+	// Then fsync them together, so that their journal commits can be shared.
+	for i, st := range staged {
+		if st == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := st.SyncTemp(); err != nil {
+				errs[i] = fmt.Errorf("%w: %w", ErrWrite, err)
+			}
 		}()
 	}
 	wg.Wait()

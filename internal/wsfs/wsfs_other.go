@@ -53,3 +53,11 @@ func (s *Staged) Rename() error { return ErrUnsupported }
 
 // Sync returns ErrUnsupported on this system.
 func (s *Staged) Sync() error { return ErrUnsupported }
+
+// StageUnsynced returns ErrUnsupported on this system.
+func (r *Root) StageUnsynced(string, []byte, WriteOptions) (*Staged, error) {
+	return nil, ErrUnsupported
+}
+
+// SyncTemp returns ErrUnsupported on this system.
+func (s *Staged) SyncTemp() error { return ErrUnsupported }
