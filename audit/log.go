@@ -99,7 +99,7 @@ type Log struct {
 	journalMu   sync.Mutex // guards journal sends and journalErrs; never held with mu
 	journalErrs int
 
-	// mu guards the fields below it. Lock order: syncMu before mu.
+	// mu guards the fields below it.
 	mu        sync.Mutex
 	f         *os.File
 	name      string // base name of the current file
@@ -115,9 +115,13 @@ type Log struct {
 	pendingSealIndex *uint64
 	closed           bool
 
-	// syncMu makes one goroutine at a time the fsync leader (group commit).
-	syncMu    sync.Mutex
+	// smu guards syncing; scond (on smu) is broadcast when an fsync ends. Lock order: smu
+	// is never held while taking mu.
+	smu       sync.Mutex
+	scond     *sync.Cond
+	syncing   bool          // a leader is fsyncing
 	syncedSeq atomic.Uint64 // every record up to this seq is on disk
+	fsyncs    atomic.Uint64 // fsyncs of record files, for the benchmarks
 }
 
 // fileName returns the name of the file whose first record has sequence number seq.
@@ -235,6 +239,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("audit log %s: %w", dir, err)
 	}
 	l := &Log{dir: dir, opts: opts, red: red, lock: lock}
+	l.scond = sync.NewCond(&l.smu)
 	if err := l.resume(); err != nil {
 		l.closeFiles()
 		return nil, fmt.Errorf("open audit log %s: %w", dir, err)
@@ -569,6 +574,7 @@ func (l *Log) fsyncLocked() error {
 		l.broken = fmt.Errorf("%w: fsync %s: %w", ErrBroken, l.name, err)
 		return l.broken
 	}
+	l.fsyncs.Add(1)
 	l.markSynced(l.seq)
 	return nil
 }
@@ -690,18 +696,31 @@ func (l *Log) pruneCandidates() ([]string, uint64, error) {
 	return names, files[n].first - 1, nil
 }
 
-// syncTo returns once every record up to seq is on disk. One caller at a time fsyncs; it
-// covers every record written before its fsync began, so the goroutines queued behind it
-// usually find their records already synced (group commit).
+// syncTo returns once every record up to seq is on disk (group commit). One caller at a
+// time is the leader and fsyncs; its fsync covers every record written before it began. The
+// others wait on a condition variable and are all woken when an fsync ends: they return when
+// it covered their record, or one of them leads the next fsync.
 func (l *Log) syncTo(seq, _ uint64) error {
 	if l.syncedSeq.Load() >= seq {
 		return nil
 	}
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.smu.Lock()
+	for l.syncing && l.syncedSeq.Load() < seq {
+		l.scond.Wait()
+	}
 	if l.syncedSeq.Load() >= seq {
+		l.smu.Unlock()
 		return nil
 	}
+	l.syncing = true
+	l.smu.Unlock()
+	defer func() {
+		l.smu.Lock()
+		l.syncing = false
+		l.scond.Broadcast()
+		l.smu.Unlock()
+	}()
+
 	l.mu.Lock()
 	f, target, broken, name := l.f, l.seq, l.broken, l.name
 	l.mu.Unlock()
@@ -720,6 +739,7 @@ func (l *Log) syncTo(seq, _ uint64) error {
 		l.mu.Unlock()
 		return fmt.Errorf("audit append: %w", err)
 	}
+	l.fsyncs.Add(1)
 	l.markSynced(target)
 	return nil
 }
@@ -727,8 +747,18 @@ func (l *Log) syncTo(seq, _ uint64) error {
 // Close seals the chain (unless the last record is a seal), syncs and closes the log.
 // It returns the error that broke the log, if one did.
 func (l *Log) Close() error {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.smu.Lock()
+	for l.syncing {
+		l.scond.Wait()
+	}
+	l.syncing = true // no fsync leader from here on: the file is being closed
+	l.smu.Unlock()
+	defer func() {
+		l.smu.Lock()
+		l.syncing = false
+		l.scond.Broadcast()
+		l.smu.Unlock()
+	}()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

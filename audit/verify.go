@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,11 +102,13 @@ func VerifyWith(dir string, opts VerifyOptions) (Report, error) {
 		return v.rep, err
 	}
 	v.rep.Files = len(files)
+	var buf []byte
 	for i, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, f.name))
+		data, err := readInto(filepath.Join(dir, f.name), buf)
 		if err != nil {
 			return v.rep, fmt.Errorf("read %s: %w", f.name, err)
 		}
+		buf = data
 		v.rep.Bytes += int64(len(data))
 		if !v.file(f, data, i == len(files)-1) {
 			return v.rep, nil
@@ -450,4 +453,27 @@ func seqRange(a, b uint64) string {
 		return fmt.Sprintf("record %d is", a)
 	}
 	return fmt.Sprintf("records %d..%d are", a, b)
+}
+
+// readInto reads the file at path into buf (grown when too small) and returns the bytes.
+func readInto(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := int(fi.Size())
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	got, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	return buf[:got], nil
 }
