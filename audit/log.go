@@ -49,6 +49,7 @@ type PermissionError struct {
 	Problem string
 }
 
+// Error returns "audit log: PATH PROBLEM".
 func (e *PermissionError) Error() string {
 	return fmt.Sprintf("audit log: %s %s", e.Path, e.Problem)
 }

@@ -39,6 +39,7 @@ type Problem struct {
 	Detail string      `json:"detail"`
 }
 
+// String returns "FILE:LINE seq N: KIND: DETAIL" (line and seq when known).
 func (p *Problem) String() string {
 	loc := p.File
 	if p.Line > 0 {
