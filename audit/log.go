@@ -623,16 +623,14 @@ func (l *Log) rotateLocked() ([][]byte, error) {
 			return lines, err
 		}
 	}
-	old := l.f
-	oldName := l.name
-	if err := l.newFile(); err != nil {
-		// Stay on the old file: nothing was written to a new one.
-		return lines, fmt.Errorf("audit rotate: %w", err)
-	}
-	old.Close()
+	old, oldName, oldSize, oldStart := l.f, l.name, l.size, l.fileStart
 	pruned, through, err := l.pruneCandidates()
 	if err != nil {
 		return lines, err
+	}
+	if err := l.newFile(); err != nil {
+		// Stay on the old file: nothing was written to a new one.
+		return lines, fmt.Errorf("audit rotate: %w", err)
 	}
 	rec := &Record{Kind: KindRotate, File: oldName, PrunedThrough: through}
 	if len(pruned) > 0 {
@@ -640,9 +638,25 @@ func (l *Log) rotateLocked() ([][]byte, error) {
 	}
 	line, err := l.appendLocked(rec)
 	if err != nil {
-		l.broken = fmt.Errorf("%w: first record of %s: %w", ErrBroken, l.name, err)
-		return lines, l.broken
+		if l.broken != nil {
+			return lines, err
+		}
+		// The write was cut back: drop the empty new file and stay on the old one, so that
+		// a full disk does not break the log.
+		newName := l.name
+		l.f.Close()
+		l.f, l.name, l.size, l.fileStart = old, oldName, oldSize, oldStart
+		if rerr := os.Remove(filepath.Join(l.dir, newName)); rerr != nil {
+			l.broken = fmt.Errorf("%w: %w (then remove %s: %w)", ErrBroken, err, newName, rerr)
+			return lines, l.broken
+		}
+		if rerr := syncDir(l.dir); rerr != nil {
+			l.broken = fmt.Errorf("%w: %w (then %w)", ErrBroken, err, rerr)
+			return lines, l.broken
+		}
+		return lines, fmt.Errorf("audit rotate: %w", err)
 	}
+	old.Close()
 	lines = append(lines, line)
 	if len(pruned) == 0 {
 		return lines, nil
@@ -660,8 +674,8 @@ func (l *Log) rotateLocked() ([][]byte, error) {
 	return lines, syncDir(l.dir)
 }
 
-// pruneCandidates returns the files retention removes now (oldest first, never the current
-// one) and the last seq they hold.
+// pruneCandidates returns the files retention removes at this rotation (oldest first, never
+// the current one) and the last seq they hold. It runs before the new file is created.
 func (l *Log) pruneCandidates() ([]string, uint64, error) {
 	if l.opts.KeepFiles == 0 && l.opts.KeepAge == 0 {
 		return nil, 0, nil
@@ -670,9 +684,11 @@ func (l *Log) pruneCandidates() ([]string, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	n := 0 // files[:n] are removed
-	if l.opts.KeepFiles > 0 && len(files) > l.opts.KeepFiles {
-		n = len(files) - l.opts.KeepFiles
+	// files are the existing ones, the current (last) included; the new file is not yet
+	// created but counts toward KeepFiles. files[:n] are removed, never the current one.
+	n := 0
+	if l.opts.KeepFiles > 0 && len(files)+1 > l.opts.KeepFiles {
+		n = len(files) + 1 - l.opts.KeepFiles
 	}
 	if l.opts.KeepAge > 0 {
 		cutoff := l.opts.Now().Add(-l.opts.KeepAge)
