@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,7 +124,12 @@ type Log struct {
 	syncing   bool          // a leader is fsyncing
 	syncedSeq atomic.Uint64 // every record up to this seq is on disk
 	fsyncs    atomic.Uint64 // fsyncs of record files, for the benchmarks
+	inflight  atomic.Int64  // appends between their start and their write
 }
+
+// commitDelay bounds how long an fsync leader waits for appends already under way to reach
+// the file, so that one fsync covers them too.
+const commitDelay = 100 * time.Microsecond
 
 // fileName returns the name of the file whose first record has sequence number seq.
 func fileName(seq uint64) string {
@@ -479,10 +485,12 @@ func (l *Log) Append(ctx context.Context, r *Record, durable bool) error {
 	rec.File, rec.PrunedThrough, rec.TornBytes, rec.SealIndex, rec.Seal = "", 0, 0, nil, ""
 	l.red.record(&rec)
 
+	l.inflight.Add(1)
 	l.mu.Lock()
 	lines, err := l.appendWithUpkeep(&rec)
 	seq := l.seq
 	l.mu.Unlock()
+	l.inflight.Add(-1)
 	if err != nil {
 		return err
 	}
@@ -738,6 +746,11 @@ func (l *Log) syncTo(seq, _ uint64) error {
 		l.smu.Unlock()
 	}()
 
+	// Let the appends already under way reach the file first, so that this fsync covers them
+	// too (at most commitDelay).
+	for deadline := time.Now().Add(commitDelay); l.inflight.Load() > 0 && time.Now().Before(deadline); {
+		runtime.Gosched()
+	}
 	l.mu.Lock()
 	f, target, broken, name := l.f, l.seq, l.broken, l.name
 	l.mu.Unlock()
