@@ -98,7 +98,7 @@ type Log struct {
 	lock    *os.File
 	journal journalSink // nil when not configured
 
-	journalMu   sync.Mutex // guards journal sends and journalErrs; never held with mu
+	journalMu   sync.Mutex // guards journal sends and journalErrs; taken after mu (Close), never before
 	journalErrs int
 
 	// mu guards the fields below it.
