@@ -59,7 +59,7 @@ func (r *Repo) Show(ctx context.Context, name string) (*Shown, error) {
 	if err := checkRevision(name); err != nil {
 		return nil, err
 	}
-	out, err := r.run(ctx, strings.NewReader(name+"\n"), []string{"cat-file", "--batch"})
+	out, err := r.run(ctx, []byte(name+"\n"), []string{"cat-file", "--batch"})
 	if err != nil {
 		return nil, err
 	}
