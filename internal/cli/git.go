@@ -75,7 +75,7 @@ func gitError(streams IO, err error) error {
 	var ce *gitsafe.ConfigError
 	if errors.As(err, &ce) {
 		for _, f := range ce.Findings[1:] {
-			fmt.Fprintf(streams.Err, "s-code: also: %s: %s in %s:%d %s\n", f.Rule, f.Key, f.File, f.Line, f.Reason)
+			fmt.Fprintf(streams.Err, "s-code: also: %s: %s in %s:%d: %s\n", f.Rule, f.Key, f.File, f.Line, f.Reason)
 		}
 		return &ExitError{Code: ExitDenied, Err: err}
 	}

@@ -43,7 +43,7 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string {
 	f := e.Findings[0]
-	msg := fmt.Sprintf("refused: %s: %s in %s:%d %s", f.Rule, f.Key, f.File, f.Line, f.Reason)
+	msg := fmt.Sprintf("refused: %s: %s in %s:%d: %s", f.Rule, f.Key, f.File, f.Line, f.Reason)
 	if n := len(e.Findings) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more)", n)
 	}
