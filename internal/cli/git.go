@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +35,7 @@ repository with exit status 126, naming the key and the file.`,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.workspace, "workspace", "", "workspace root holding the repository (default: the current directory)")
+	pf.StringVar(&f.workspace, "workspace", "", "workspace root holding the repository (default: the nearest directory above holding .git)")
 	pf.BoolVar(&f.json, "json", false, "print the structured result as JSON")
 	pf.IntVar(&f.maxBytes, "max-bytes", gitsafe.DefaultMaxOutput, "keep at most this many bytes of git's output (the result is marked truncated)")
 	pf.DurationVar(&f.timeout, "timeout", gitsafe.DefaultTimeout, "stop each git command after this long")
@@ -51,20 +49,22 @@ repository with exit status 126, naming the key and the file.`,
 	return cmd
 }
 
-// open returns the Repo of the workspace the flags name.
+// open returns the Repo of the workspace the flags name: --workspace, or the directory
+// holding .git nearest above the working directory (as for read and patch), or the
+// working directory.
 func (f *gitFlags) open() (*gitsafe.Repo, error) {
-	ws := f.workspace
-	if ws == "" {
-		var err error
-		if ws, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("getwd: %w", err)
-		}
-	}
 	if f.maxBytes <= 0 {
 		return nil, usagef("--max-bytes must be positive")
 	}
 	if f.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
+	}
+	ws := f.workspace
+	if ws == "" {
+		var err error
+		if ws, err = defaultWorkspace(); err != nil {
+			return nil, err
+		}
 	}
 	return gitsafe.Open(ws, gitsafe.Options{MaxOutput: f.maxBytes, Timeout: f.timeout})
 }
@@ -93,9 +93,7 @@ func gitError(streams IO, err error) error {
 // emit prints v as JSON, or calls human; a truncated result adds a note on stderr.
 func emit(streams IO, f *gitFlags, v any, truncated bool, human func(w io.Writer) error) error {
 	if f.json {
-		enc := json.NewEncoder(streams.Out)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(v); err != nil {
+		if err := writeJSON(streams.Out, v); err != nil {
 			return err
 		}
 	} else if err := human(streams.Out); err != nil {
