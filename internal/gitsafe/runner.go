@@ -42,6 +42,7 @@ type GitError struct {
 	Stderr   string
 }
 
+// Error returns "git SUBCOMMAND: " and git's message (or the exit status).
 func (e *GitError) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" {

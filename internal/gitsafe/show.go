@@ -24,6 +24,7 @@ type ObjectError struct {
 	Reason string // "missing" or "ambiguous"
 }
 
+// Error names the object and whether it is missing or ambiguous.
 func (e *ObjectError) Error() string { return fmt.Sprintf("object %q: %s", e.Name, e.Reason) }
 
 // TreeEntry is one entry of a tree object.

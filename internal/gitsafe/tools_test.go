@@ -441,3 +441,35 @@ func TestHostileEnvironmentOutput(t *testing.T) {
 		t.Error("GIT_TRACE was honoured")
 	}
 }
+
+// TestCheckEveryOperation: a setting added after a successful operation refuses the next
+// one (nothing is cached between operations).
+func TestCheckEveryOperation(t *testing.T) {
+	m := newMarker(t)
+	ws := newRepo(t)
+	r := openRepo(t, ws)
+	if _, err := r.Status(ctx, StatusOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, ws, "config", "core.fsmonitor", m.script)
+	var ce *ConfigError
+	if _, err := r.Status(ctx, StatusOptions{}); !errors.As(err, &ce) {
+		t.Errorf("after adding core.fsmonitor: err = %v, want *ConfigError", err)
+	}
+	if m.ran(t) {
+		t.Error("the marker program ran")
+	}
+}
+
+// TestGitFileInsideWorkspace: a .git file naming a gitdir inside the workspace is used.
+func TestGitFileInsideWorkspace(t *testing.T) {
+	ws := newRepo(t)
+	if err := os.Rename(filepath.Join(ws, ".git"), filepath.Join(ws, ".repo")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, ".git"), "gitdir: .repo\n")
+	l, err := openRepo(t, ws).Log(ctx, LogOptions{})
+	if err != nil || len(l.Commits) != 2 {
+		t.Fatalf("log = %+v, %v", l, err)
+	}
+}
