@@ -45,3 +45,36 @@ func FuzzDecodeString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePatch checks that ParsePatch never panics and that what it accepts keeps the
+// subset's promises: Add files have content, Update files have anchored, changing hunks.
+func FuzzParsePatch(f *testing.F) {
+	w := func(body string) string { return "*** Begin Patch\n" + body + "*** End Patch\n" }
+	for _, s := range []string{
+		w("*** Update File: a\n@@\n a\n-b\n+c\n"),
+		w("*** Add File: a\n+x\n+\n"),
+		w("*** Update File: a\n@@ -1,2 +1,2 @@\n-a\n+b\n"),
+		w("*** Delete File: a\n"),
+		w("*** Update File: a\n*** Move to: b\n@@\n-a\n+b\n"),
+		w("*** Update File: a\n@@\n-a\n+b\n*** End of File\n"),
+		w("*** Update File: a\n@@\n-a\n\n+b\n"),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		files, err := ParsePatch(text)
+		if err != nil {
+			return
+		}
+		for _, fl := range files {
+			if fl.New != (fl.Content != nil) {
+				t.Fatalf("%s: New %v but content %v", fl.Path, fl.New, fl.Content != nil)
+			}
+			for _, h := range fl.Hunks {
+				if h.Old == "" || h.Old == h.New {
+					t.Fatalf("%s: hunk at line %d is unanchored or changes nothing", fl.Path, h.Line)
+				}
+			}
+		}
+	})
+}
