@@ -235,7 +235,10 @@ func infoOf(st *unix.Stat_t) Info {
 }
 
 // readFd reads the regular file open on fd, refusing other kinds and files over max bytes.
+// It closes fd.
 func readFd(fd int, p string, max int64) ([]byte, Info, error) {
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, Info{}, fmt.Errorf("path %q: fstat: %w", p, err)
@@ -247,7 +250,6 @@ func readFd(fd int, p string, max int64) ([]byte, Info, error) {
 	if max > 0 && st.Size > max {
 		return nil, info, fmt.Errorf("path %q: %d bytes, over the limit of %d: %w", p, st.Size, max, ErrTooLarge)
 	}
-	f := os.NewFile(uintptr(fd), p)
 	buf := make([]byte, 0, st.Size+1)
 	for {
 		n, err := f.Read(buf[len(buf):cap(buf)])
@@ -265,8 +267,6 @@ func readFd(fd int, p string, max int64) ([]byte, Info, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
-	// f owns fd now; the caller must not close it again.
-	f.Close()
 	return buf, info, nil
 }
 
