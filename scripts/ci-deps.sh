@@ -6,6 +6,7 @@ pkgs=()
 need() { command -v "$1" >/dev/null 2>&1 || pkgs+=("$2"); }
 need git git
 need bash bash
+need protoc protobuf-compiler # make check-proto: the committed proto/ Go code is current
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
