@@ -1,0 +1,160 @@
+package helperd_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/local"
+	"google.golang.org/grpc/status"
+
+	"github.com/s-code-dev/s-code/audit"
+	"github.com/s-code-dev/s-code/internal/execrun"
+	"github.com/s-code-dev/s-code/internal/helperd"
+	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/testenv"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
+	"github.com/s-code-dev/s-code/safety"
+)
+
+// TestMain lets the test binary act as a raw gRPC client in a child process (started as
+// another uid): with HELPERD_TEST_CALL=socket it calls Status and Exec and prints the gRPC
+// status codes.
+func TestMain(m *testing.M) {
+	if sock := os.Getenv("HELPERD_TEST_CALL"); sock != "" {
+		conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(local.NewCredentials()))
+		if err != nil {
+			fmt.Println("dial", err)
+			os.Exit(3)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c := helperv1.NewHelperClient(conn)
+		_, err = c.Status(ctx, &helperv1.StatusRequest{})
+		fmt.Printf("status=%s\n", status.Code(err))
+		st, err := c.Exec(ctx)
+		if err == nil {
+			st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "echo ran", Cwd: "/tmp", Approved: true}}})
+			for {
+				ev, err2 := st.Recv()
+				if err2 != nil {
+					if err2 != io.EOF {
+						err = err2
+					}
+					break
+				}
+				if x := ev.GetExited(); x != nil {
+					fmt.Printf("exited=%d\n", x.GetExitCode())
+				}
+			}
+		}
+		fmt.Printf("exec=%s\n", status.Code(err))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// callAs runs the test binary as uid (gid uid, supplementary groups) against sock and
+// returns its output.
+func callAs(t *testing.T, exe, sock string, uid uint32, groups []uint32) string {
+	t.Helper()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = []string{"HELPERD_TEST_CALL=" + sock, "PATH=" + execrun.SafePath}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid, Groups: groups}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("client as uid %d: %v\n%s", uid, err, out)
+	}
+	return string(out)
+}
+
+// publicServer serves cfg on a socket every user may connect to.
+func publicServer(t *testing.T, cfg helperd.Config) (string, *memAuditor) {
+	t.Helper()
+	aud := &memAuditor{fail: map[audit.Kind]bool{}}
+	cfg.Auditor = aud
+	cfg.Runner = execrun.Plain{}
+	cfg.Path = execrun.SafePath
+	cfg.Home, cfg.User = "/root", "root"
+	srv, err := helperd.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(testenv.PublicDir(t), "h.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(sock, 0o777)
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Shutdown(time.Second) })
+	return sock, aud
+}
+
+func TestOtherUIDRefused(t *testing.T) {
+	testenv.RequireRoot(t)
+	exe := testenv.PublicExecutable(t)
+	cases := []struct {
+		name      string
+		role      safety.Role
+		authorize helperd.Authorizer
+		groups    []uint32
+		accepted  bool
+	}{
+		{"user-helper", safety.RoleUser, helperd.SameUID(0), nil, false},
+		{"root-helper-not-in-policy", safety.RoleRoot, allowUIDsGroups([]uint32{1000}, []uint32{27}), []uint32{4242}, false},
+		{"root-helper-uid-in-policy", safety.RoleRoot, allowUIDsGroups([]uint32{65534}, nil), nil, true},
+		{"root-helper-group-in-policy", safety.RoleRoot, allowUIDsGroups(nil, []uint32{4242}), []uint32{4242}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sock, aud := publicServer(t, helperd.Config{Role: tc.role, Authorize: tc.authorize})
+			out := callAs(t, exe, sock, 65534, tc.groups)
+			if !tc.accepted {
+				if out != "status=PermissionDenied\nexec=PermissionDenied\n" {
+					t.Fatalf("client output %q", out)
+				}
+				r, ok := aud.find(audit.KindRefused, "")
+				if !ok || r.Peer == nil || r.Peer.UID != 65534 || r.Peer.PID == 0 || !strings.Contains(r.Reason, "Status") {
+					t.Fatalf("refused record %+v", r)
+				}
+				if _, ran := aud.find(audit.KindRequest, ""); ran {
+					t.Fatal("a refused caller's request was handled")
+				}
+				return
+			}
+			if out != "status=OK\nexited=0\nexec=OK\n" {
+				t.Fatalf("client output %q", out)
+			}
+			if r, ok := aud.find(audit.KindStart, ""); !ok || r.Peer.UID != 65534 {
+				t.Fatalf("start record %+v", r)
+			}
+		})
+	}
+}
+
+// allowUIDsGroups stands in for the root policy's authorizer: the uids and the groups.
+func allowUIDsGroups(uids, gids []uint32) helperd.Authorizer {
+	return func(c peercred.Creds) error {
+		for _, u := range uids {
+			if c.UID == u {
+				return nil
+			}
+		}
+		for _, g := range gids {
+			if c.InGroup(g) {
+				return nil
+			}
+		}
+		return fmt.Errorf("uid %d and its groups are not in the policy", c.UID)
+	}
+}
