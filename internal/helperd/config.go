@@ -69,11 +69,13 @@ type Config struct {
 	// RequireOwnedDirs makes the helper refuse a cwd or workspace that is not inside a
 	// directory the peer's uid owns (the user helper).
 	RequireOwnedDirs bool
-	// MaxConcurrent bounds commands running at once; 0 means DefaultMaxConcurrent.
+	// MaxConcurrent bounds commands running at once (further requests wait for a free
+	// slot); 0 means DefaultMaxConcurrent.
 	MaxConcurrent int
 	// DefaultTimeout applies when a request has none; 0 means no limit.
 	DefaultTimeout time.Duration
-	// MaxTimeout caps every command's timeout; 0 means no cap.
+	// MaxTimeout caps every command's timeout: a request asking for more is denied
+	// (limit.timeout); 0 means no cap.
 	MaxTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL; 0 means execrun.DefaultKillGrace.
 	KillGrace time.Duration

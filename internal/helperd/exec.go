@@ -34,7 +34,7 @@ const (
 	RuleEnvInjection     = "env.injection"      // a refused environment addition
 	RuleInvalidRequest   = "request.invalid"    // a malformed request
 	RuleDirNotAllowed    = "request.dir"        // cwd or workspace missing or not the peer's
-	RuleConcurrency      = "limit.concurrency"  // too many commands running
+	RuleTimeoutTooLong   = "limit.timeout"      // a requested timeout above the helper's maximum
 	RuleRunnerFailed     = "runner.unavailable" // the runner (sandbox) could not build the command
 	ruleSafetyDeny       = "safety.deny"        // a deny verdict without findings
 )
@@ -86,11 +86,14 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 
 	spec, verdict, denial := s.decide(c, start, base.RequestID)
 	if denial == nil {
+		// At most MaxConcurrent commands run; further requests wait for a free slot.
 		select {
 		case s.slots <- struct{}{}:
 			defer func() { <-s.slots }()
-		default:
-			denial = &helperv1.Denied{Rule: RuleConcurrency, Reason: fmt.Sprintf("the helper already runs %d commands; try again when one ends", s.cfg.MaxConcurrent)}
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-s.runCtx.Done():
+			return status.Error(codes.Unavailable, "the helper is stopping")
 		}
 	}
 	var cmdCtx context.Context
@@ -254,6 +257,9 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 	if denial != nil {
 		return execrun.Spec{}, nil, denial
 	}
+	if t := time.Duration(start.GetTimeoutMs()) * time.Millisecond; s.cfg.MaxTimeout > 0 && t > s.cfg.MaxTimeout {
+		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleTimeoutTooLong, Reason: fmt.Sprintf("the requested timeout %v exceeds the helper's maximum %v", t, s.cfg.MaxTimeout)}
+	}
 	env, err := execrun.BuildEnv(execrun.Base{Path: s.cfg.Path, Home: s.cfg.Home, User: s.cfg.User, Shell: shell}, start.GetEnv())
 	if err != nil {
 		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
@@ -348,6 +354,8 @@ func (s *Server) safetyContext(d dirs, dialect safety.Dialect) safety.Context {
 	return safety.Context{Role: s.cfg.Role, Workspace: d.workspace, Cwd: d.cwd, Home: s.cfg.Home, Dialect: dialect, Policy: s.cfg.Policy}
 }
 
+// timeout returns a request's time limit: its own, else DefaultTimeout, capped by
+// MaxTimeout (decide has refused requests above it).
 func (s *Server) timeout(ms uint32) time.Duration {
 	t := time.Duration(ms) * time.Millisecond
 	if t == 0 {

@@ -468,23 +468,32 @@ func TestAuditUnavailableRunsNothing(t *testing.T) {
 	}
 }
 
+// TestConcurrencyLimit: with one slot, a second command waits for the first to end (its
+// start record follows the first command's exit record).
 func TestConcurrencyLimit(t *testing.T) {
 	e := newEnv(t, func(c *helperd.Config) { c.MaxConcurrent = 1 })
-	c, cancel := context.WithCancel(ctx(t))
-	defer cancel()
-	st, _ := e.client.Exec(c)
-	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "sleep 30", Cwd: e.work, Approved: true}}})
-	for {
-		ev, err := st.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.GetStarted() != nil {
-			break
-		}
+	first := make(chan *result, 1)
+	go func() { first <- e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 0.4", Approved: true}, nil) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for e.srv.Running() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
 	}
 	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approved: true}, nil)
-	if r.denied.GetRule() != helperd.RuleConcurrency {
+	if r.status() != 0 {
+		t.Fatalf("second command: %+v %v", r.denied, r.err)
+	}
+	r1 := <-first
+	x1, _ := e.aud.find(audit.KindExit, r1.requestID)
+	s2, _ := e.aud.find(audit.KindStart, r.requestID)
+	if x1.Seq == 0 || s2.Seq < x1.Seq {
+		t.Fatalf("second start seq %d before first exit seq %d", s2.Seq, x1.Seq)
+	}
+}
+
+func TestTimeoutAboveMaximumDenied(t *testing.T) {
+	e := newEnv(t, func(c *helperd.Config) { c.MaxTimeout = time.Second })
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approved: true, TimeoutMs: 2000}, nil)
+	if r.denied.GetRule() != helperd.RuleTimeoutTooLong || r.pid != 0 {
 		t.Fatalf("denied %+v", r.denied)
 	}
 }
