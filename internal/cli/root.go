@@ -73,6 +73,7 @@ and inspects Git through a hardened host git.`,
 	root.AddCommand(
 		newVersionCmd(streams),
 		newAuditCmd(streams),
+		newRunCmd(streams),
 	)
 	return root
 }
