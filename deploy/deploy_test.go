@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/s-code-dev/s-code/internal/listener"
 	"github.com/s-code-dev/s-code/internal/testenv"
@@ -398,33 +401,146 @@ func TestLaunchdPlists(t *testing.T) {
 	}
 }
 
-// TestDefaultPolicy: the shipped policy is valid TOML (python3's tomllib), admits nobody, and
-// sets every limit.
+// TestDefaultPolicy: the shipped policy is valid TOML (python3's tomllib), uses only the
+// tables and keys internal/rootpolicy knows, admits nobody, and sets every limit.
 func TestDefaultPolicy(t *testing.T) {
 	py := testenv.RequireTool(t, "python3")
 	out, err := exec.Command(py, "-c", "import json,sys,tomllib; print(json.dumps(tomllib.load(open(sys.argv[1],'rb'))))", "roothelper.toml").CombinedOutput()
 	if err != nil {
 		t.Fatalf("roothelper.toml: %v\n%s", err, out)
 	}
-	var p struct {
-		Access struct {
-			UIDs   []any `json:"uids"`
-			Groups []any `json:"groups"`
-		} `json:"access"`
-		Limits map[string]float64 `json:"limits"`
-	}
+	var p map[string]map[string]any
 	if err := json.Unmarshal(out, &p); err != nil {
-		t.Fatal(err)
+		t.Fatalf("roothelper.toml is not a set of tables: %v", err)
 	}
-	if len(p.Access.UIDs) != 0 || len(p.Access.Groups) != 0 {
-		t.Errorf("default policy admits %v %v, want nobody", p.Access.UIDs, p.Access.Groups)
+	known := map[string][]string{
+		"allow":    {"users", "groups"},
+		"limits":   {"max_concurrent", "max_timeout", "default_timeout"},
+		"timeouts": {"kill_grace", "drain"},
+		"exec":     {"path"},
+		"socket":   {"group"},
 	}
-	for _, k := range []string{"default_timeout_seconds", "max_timeout_seconds", "max_concurrent", "kill_grace_seconds"} {
-		if p.Limits[k] <= 0 {
-			t.Errorf("limits.%s = %v, want > 0", k, p.Limits[k])
+	for table, keys := range p {
+		for k := range keys {
+			if !slices.Contains(known[table], k) {
+				t.Errorf("[%s] %s is not a key internal/rootpolicy knows", table, k)
+			}
 		}
 	}
-	if p.Limits["default_timeout_seconds"] > p.Limits["max_timeout_seconds"] {
-		t.Error("default timeout exceeds the maximum")
+	if users, groups := p["allow"]["users"].([]any), p["allow"]["groups"].([]any); len(users) != 0 || len(groups) != 0 {
+		t.Errorf("default policy admits users %v groups %v, want nobody", users, groups)
+	}
+	if n, _ := p["limits"]["max_concurrent"].(float64); n < 1 {
+		t.Errorf("limits.max_concurrent = %v, want >= 1", p["limits"]["max_concurrent"])
+	}
+	dur := func(table, key string) time.Duration {
+		s, _ := p[table][key].(string)
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			t.Errorf("[%s] %s = %q, want a positive duration", table, key, s)
+		}
+		return d
+	}
+	if dur("limits", "default_timeout") > dur("limits", "max_timeout") {
+		t.Error("default_timeout exceeds max_timeout")
+	}
+	// The helper must be able to drain and kill before systemd gives up on it.
+	stop, err := time.ParseDuration(unitKeys(t, "systemd/s-code-roothelper.service")["TimeoutStopSec"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drain := dur("timeouts", "drain") + dur("timeouts", "kill_grace"); drain >= stop {
+		t.Errorf("drain+kill_grace = %v, not below the unit's TimeoutStopSec=%v", drain, stop)
+	}
+}
+
+// TestUserHelperUnderSocketActivation starts the installed s-code-userhelper the way its units
+// do, with the socket settings of s-code-userhelper.socket, under systemd-socket-activate and
+// with a notification socket of our own, and checks the daemon's wiring: it takes the
+// activated socket, sends READY=1, pings the watchdog systemd asked for, and sends STOPPING=1
+// on SIGTERM.
+func TestUserHelperUnderSocketActivation(t *testing.T) {
+	if !inTree(t, "s-code-userhelper") {
+		t.Skip("cmd/userhelper is not in this tree yet")
+	}
+	ssa := testenv.RequireTool(t, "systemd-socket-activate")
+	destdir := t.TempDir()
+	makeInstall(t, destdir)
+	unit := unitKeys(t, destdir+"/usr/local/lib/systemd/user/s-code-userhelper.socket")
+	home := t.TempDir()
+	runtimeDir := filepath.Join(home, "run")
+	if err := os.Mkdir(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sockPath := strings.ReplaceAll(unit["ListenStream"], "%t", runtimeDir)
+	if err := os.MkdirAll(filepath.Dir(sockPath), 0o700); err != nil { // DirectoryMode=0700
+		t.Fatal(err)
+	}
+	notifyPath := filepath.Join(home, "notify")
+	notify, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notifyPath, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close()
+	cmd := exec.Command(ssa, "-l", sockPath, "--fdname="+unit["FileDescriptorName"],
+		"-E", "NOTIFY_SOCKET="+notifyPath, "-E", "WATCHDOG_USEC=2000000",
+		"-E", "XDG_RUNTIME_DIR="+runtimeDir, "-E", "XDG_STATE_HOME="+filepath.Join(home, "state"),
+		"-E", "XDG_CACHE_HOME="+filepath.Join(home, "cache"),
+		destdir+"/usr/local/bin/s-code-userhelper")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("helper output:\n%s", stderr.String())
+		}
+	}()
+	// The first connection makes systemd-socket-activate exec the helper.
+	var c net.Conn
+	for i := 0; i < 100; i++ {
+		if c, err = net.Dial("unix", sockPath); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("dial %s: %v", sockPath, err)
+	}
+	c.Close()
+	waitFor := func(state string, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		buf := make([]byte, 4096)
+		for {
+			notify.SetReadDeadline(deadline)
+			n, err := notify.Read(buf)
+			if err != nil {
+				t.Fatalf("no %s from the helper within %v: %v", state, within, err)
+			}
+			for _, line := range strings.Split(string(buf[:n]), "\n") {
+				if line == state {
+					return
+				}
+			}
+		}
+	}
+	waitFor("READY=1", 20*time.Second)
+	waitFor("WATCHDOG=1", 5*time.Second)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("STOPPING=1", 10*time.Second)
+	select {
+	case <-exited:
+		exited <- nil
+	case <-time.After(45 * time.Second): // TimeoutStopSec of the unit
+		t.Error("the helper did not exit after SIGTERM within the unit's TimeoutStopSec")
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -421,12 +420,6 @@ func newAuditStatsCmd(streams IO) *cobra.Command {
 	filt.register(cmd, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts as JSON")
 	return cmd
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 // recordTable prints records as an aligned table that fits the terminal, or as JSON Lines.

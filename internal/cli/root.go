@@ -73,6 +73,9 @@ and inspects Git through a hardened host git.`,
 	root.AddCommand(
 		newVersionCmd(streams),
 		newAuditCmd(streams),
+		newReadCmd(streams),
+		newPatchCmd(streams),
+		newUndoCmd(streams),
 		newRunCmd(streams),
 	)
 	return root

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/s-code-dev/s-code/internal/testenv"
 )
 
@@ -188,6 +190,23 @@ func TestActivationProtocol(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Cleanup(func() { f.Close() })
+				return []*os.File{f}, UserSocketName
+			},
+			pid: "self", names: UserSocketName, path: true,
+			wantStatus: "error=activation",
+		},
+		{
+			name: "bound but not listening refused",
+			fds: func(t *testing.T, dir string) ([]*os.File, string) {
+				fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := unix.Bind(fd, &unix.SockaddrUnix{Name: filepath.Join(dir, "a.sock")}); err != nil {
+					t.Fatal(err)
+				}
+				f := os.NewFile(uintptr(fd), "unlistened")
 				t.Cleanup(func() { f.Close() })
 				return []*os.File{f}, UserSocketName
 			},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -446,5 +447,62 @@ func TestListenChownFailureLeavesNothing(t *testing.T) {
 	}
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("socket file left behind: %v", err)
+	}
+}
+
+// TestListenConcurrentStale: helpers starting at once on one stale socket; exactly one wins,
+// the others find its live socket (ErrInUse), and the winner's socket still answers: none of
+// them unlinked it while replacing the stale one.
+func TestListenConcurrentStale(t *testing.T) {
+	noActivation(t)
+	path := filepath.Join(t.TempDir(), "user.sock")
+	staleSocket(t, path)
+	const n = 8
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	results := make(chan result, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	for i := 0; i < n; i++ {
+		go func() {
+			start.Wait()
+			l, _, err := Listen(Config{Path: path, Mode: 0o600, GID: -1})
+			results <- result{l, err}
+		}()
+	}
+	umask := unix.Umask(0o022)
+	unix.Umask(umask)
+	start.Done()
+	var winner net.Listener
+	for i := 0; i < n; i++ {
+		r := <-results
+		switch {
+		case r.err == nil && winner == nil:
+			winner = r.l
+			t.Cleanup(func() { r.l.Close() })
+		case r.err == nil:
+			r.l.Close()
+			t.Error("two Listen calls succeeded on one path")
+		case !errors.Is(r.err, ErrInUse):
+			t.Errorf("loser's error = %v, want ErrInUse", r.err)
+		}
+	}
+	if winner == nil {
+		t.Fatal("no Listen call succeeded")
+	}
+	go func() {
+		if c, err := winner.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("the winner's socket does not answer: %v", err)
+	}
+	c.Close()
+	if got := unix.Umask(umask); got != umask {
+		t.Errorf("umask after concurrent Listen calls = %#o, want %#o", got, umask)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,10 +38,7 @@ func listenPath(cfg Config) (net.Listener, error) {
 	if err := ensureDir(filepath.Dir(path), dirModeFor(mode)); err != nil {
 		return nil, err
 	}
-	if err := removeStale(path); err != nil {
-		return nil, err
-	}
-	l, err := bindRestricted(path)
+	l, err := replaceAndBind(path)
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +148,47 @@ func typeName(m fs.FileMode) string {
 	}
 }
 
+// replaceAndBind removes a stale socket at path and binds a new one while holding an
+// exclusive flock(2) on the socket's directory, so that two helpers starting at once cannot
+// both judge the old socket stale and the later one unlink the earlier one's live socket.
+func replaceAndBind(path string) (*net.UnixListener, error) {
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("open socket directory: %w", err)
+	}
+	defer dir.Close() // releases the lock
+	if err := flock(dir); err != nil {
+		return nil, fmt.Errorf("flock socket directory: %w", err)
+	}
+	if err := removeStale(path); err != nil {
+		return nil, err
+	}
+	return bindRestricted(path)
+}
+
+// flock takes an exclusive lock on f, retrying when a signal interrupts the wait.
+func flock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// umaskMu guards the process umask while bindRestricted changes it: the umask is one value
+// for the whole process, so two Listen calls at once would otherwise restore each other's
+// temporary value.
+var umaskMu sync.Mutex
+
 // bindRestricted binds and listens on path with the umask at 0777, so the socket file is
 // created with mode 0000, then restores the umask. The listener unlinks path when closed.
 func bindRestricted(path string) (*net.UnixListener, error) {
+	umaskMu.Lock()
 	old := unix.Umask(0o777)
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	unix.Umask(old)
+	umaskMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}

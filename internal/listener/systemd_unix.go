@@ -3,11 +3,13 @@
 package listener
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 
 	"github.com/coreos/go-systemd/v22/activation"
+	"golang.org/x/sys/unix"
 )
 
 // systemdListener takes the socket systemd passed (sd_listen_fds(3)): it reports false when
@@ -55,5 +57,32 @@ func fileListener(f *os.File) (net.Listener, error) {
 		l.Close()
 		return nil, fmt.Errorf("%w: socket %q is %s, want a Unix stream socket", ErrActivation, f.Name(), l.Addr().Network())
 	}
+	if err := checkListening(l.(*net.UnixListener)); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("%w: socket %q: %w", ErrActivation, f.Name(), err)
+	}
 	return l, nil
+}
+
+// checkListening returns an error unless listen(2) was called on the socket
+// (getsockopt SO_ACCEPTCONN): accepting on any other socket fails only later, with EINVAL.
+func checkListening(l *net.UnixListener) error {
+	rc, err := l.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var on int
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		on, serr = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("getsockopt SO_ACCEPTCONN: %w", serr)
+	}
+	if on == 0 {
+		return errors.New("not listening (SO_ACCEPTCONN is 0)")
+	}
+	return nil
 }
