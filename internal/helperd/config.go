@@ -74,8 +74,8 @@ type Config struct {
 	MaxConcurrent int
 	// DefaultTimeout applies when a request has none; 0 means no limit.
 	DefaultTimeout time.Duration
-	// MaxTimeout caps every command's timeout: a request asking for more is denied
-	// (limit.timeout); 0 means no cap.
+	// MaxTimeout caps every command's timeout (a request asking for more, or for none,
+	// gets MaxTimeout); 0 means no cap.
 	MaxTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL; 0 means execrun.DefaultKillGrace.
 	KillGrace time.Duration

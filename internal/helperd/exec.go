@@ -34,7 +34,6 @@ const (
 	RuleEnvInjection     = "env.injection"      // a refused environment addition
 	RuleInvalidRequest   = "request.invalid"    // a malformed request
 	RuleDirNotAllowed    = "request.dir"        // cwd or workspace missing or not the peer's
-	RuleTimeoutTooLong   = "limit.timeout"      // a requested timeout above the helper's maximum
 	RuleRunnerFailed     = "runner.unavailable" // the runner (sandbox) could not build the command
 	ruleSafetyDeny       = "safety.deny"        // a deny verdict without findings
 )
@@ -257,9 +256,6 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 	if denial != nil {
 		return execrun.Spec{}, nil, denial
 	}
-	if t := time.Duration(start.GetTimeoutMs()) * time.Millisecond; s.cfg.MaxTimeout > 0 && t > s.cfg.MaxTimeout {
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleTimeoutTooLong, Reason: fmt.Sprintf("the requested timeout %v exceeds the helper's maximum %v", t, s.cfg.MaxTimeout)}
-	}
 	env, err := execrun.BuildEnv(execrun.Base{Path: s.cfg.Path, Home: s.cfg.Home, User: s.cfg.User, Shell: shell}, start.GetEnv())
 	if err != nil {
 		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
@@ -355,7 +351,7 @@ func (s *Server) safetyContext(d dirs, dialect safety.Dialect) safety.Context {
 }
 
 // timeout returns a request's time limit: its own, else DefaultTimeout, capped by
-// MaxTimeout (decide has refused requests above it).
+// MaxTimeout.
 func (s *Server) timeout(ms uint32) time.Duration {
 	t := time.Duration(ms) * time.Millisecond
 	if t == 0 {

@@ -490,11 +490,12 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 }
 
-func TestTimeoutAboveMaximumDenied(t *testing.T) {
-	e := newEnv(t, func(c *helperd.Config) { c.MaxTimeout = time.Second })
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approved: true, TimeoutMs: 2000}, nil)
-	if r.denied.GetRule() != helperd.RuleTimeoutTooLong || r.pid != 0 {
-		t.Fatalf("denied %+v", r.denied)
+// TestTimeoutCappedByMaximum: a request asking for more than MaxTimeout gets MaxTimeout.
+func TestTimeoutCappedByMaximum(t *testing.T) {
+	e := newEnv(t, func(c *helperd.Config) { c.MaxTimeout = 300 * time.Millisecond })
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 30", Approved: true, TimeoutMs: 60000}, nil)
+	if r.exited == nil || !r.exited.GetTimedOut() || r.exited.GetDuration().AsDuration() > 10*time.Second {
+		t.Fatalf("exited %+v denied %+v", r.exited, r.denied)
 	}
 }
 

@@ -24,7 +24,7 @@ const DefaultPath = "/etc/s-code/roothelper.toml"
 
 // Defaults for the limits and timeouts a policy file leaves out.
 const (
-	DefaultMaxConcurrent  = 4
+	DefaultMaxConcurrent  = 8
 	DefaultMaxTimeout     = time.Hour
 	DefaultDefaultTimeout = 10 * time.Minute
 	DefaultKillGrace      = 5 * time.Second
@@ -40,7 +40,8 @@ type Policy struct {
 	GIDs []uint32
 	// MaxConcurrent bounds commands running at once.
 	MaxConcurrent int
-	// DefaultTimeout applies to a request without one; MaxTimeout caps every request.
+	// DefaultTimeout applies to a request without one; MaxTimeout caps every request (a
+	// request asking for more gets MaxTimeout).
 	DefaultTimeout, MaxTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL; Drain is how long running commands
 	// may finish after SIGTERM to the helper.
@@ -53,19 +54,21 @@ type Policy struct {
 	SocketGroup int
 }
 
-// file is the TOML layout of the policy file (the shipped default is deploy/roothelper.toml).
+// file is the TOML layout of the policy file (docs in deploy/roothelper.toml).
 type file struct {
-	Access struct {
-		UIDs   []any `toml:"uids"`
+	Allow struct {
+		Users  []any `toml:"users"`
 		Groups []any `toml:"groups"`
-	} `toml:"access"`
+	} `toml:"allow"`
 	Limits struct {
-		DefaultTimeoutSeconds *int64 `toml:"default_timeout_seconds"`
-		MaxTimeoutSeconds     *int64 `toml:"max_timeout_seconds"`
-		MaxConcurrent         *int64 `toml:"max_concurrent"`
-		KillGraceSeconds      *int64 `toml:"kill_grace_seconds"`
-		DrainSeconds          *int64 `toml:"drain_seconds"`
+		MaxConcurrent  *int   `toml:"max_concurrent"`
+		MaxTimeout     string `toml:"max_timeout"`
+		DefaultTimeout string `toml:"default_timeout"`
 	} `toml:"limits"`
+	Timeouts struct {
+		KillGrace string `toml:"kill_grace"`
+		Drain     string `toml:"drain"`
+	} `toml:"timeouts"`
 	Exec struct {
 		Path string `toml:"path"`
 	} `toml:"exec"`
@@ -159,52 +162,50 @@ func Parse(data []byte, name string) (*Policy, error) {
 		}
 		return nil, fmt.Errorf("policy: %s: %w", name, err)
 	}
-	p := &Policy{SocketGroup: -1, Path: execrun.SafePath}
-	for _, u := range f.Access.UIDs {
+	p := &Policy{MaxConcurrent: DefaultMaxConcurrent, SocketGroup: -1, Path: execrun.SafePath}
+	var err error
+	for _, u := range f.Allow.Users {
 		uid, err := lookupID(u, "user")
 		if err != nil {
-			return nil, fmt.Errorf("policy: %s: [access] uids: %w", name, err)
+			return nil, fmt.Errorf("policy: %s: [allow] users: %w", name, err)
 		}
 		p.UIDs = append(p.UIDs, uid)
 	}
-	for _, g := range f.Access.Groups {
+	for _, g := range f.Allow.Groups {
 		gid, err := lookupID(g, "group")
 		if err != nil {
-			return nil, fmt.Errorf("policy: %s: [access] groups: %w", name, err)
+			return nil, fmt.Errorf("policy: %s: [allow] groups: %w", name, err)
 		}
 		p.GIDs = append(p.GIDs, gid)
 	}
-	mc := int64(DefaultMaxConcurrent)
 	if f.Limits.MaxConcurrent != nil {
-		mc = *f.Limits.MaxConcurrent
-		if mc < 1 || mc > 4096 {
-			return nil, fmt.Errorf("policy: %s: [limits] max_concurrent %d is not between 1 and 4096", name, mc)
+		if *f.Limits.MaxConcurrent < 1 || *f.Limits.MaxConcurrent > 4096 {
+			return nil, fmt.Errorf("policy: %s: [limits] max_concurrent %d is not between 1 and 4096", name, *f.Limits.MaxConcurrent)
 		}
+		p.MaxConcurrent = *f.Limits.MaxConcurrent
 	}
-	p.MaxConcurrent = int(mc)
 	durations := []struct {
 		key string
-		val *int64
+		val string
 		dst *time.Duration
 		def time.Duration
 	}{
-		{"max_timeout_seconds", f.Limits.MaxTimeoutSeconds, &p.MaxTimeout, DefaultMaxTimeout},
-		{"default_timeout_seconds", f.Limits.DefaultTimeoutSeconds, &p.DefaultTimeout, DefaultDefaultTimeout},
-		{"kill_grace_seconds", f.Limits.KillGraceSeconds, &p.KillGrace, DefaultKillGrace},
-		{"drain_seconds", f.Limits.DrainSeconds, &p.Drain, DefaultDrain},
+		{"[limits] max_timeout", f.Limits.MaxTimeout, &p.MaxTimeout, DefaultMaxTimeout},
+		{"[limits] default_timeout", f.Limits.DefaultTimeout, &p.DefaultTimeout, DefaultDefaultTimeout},
+		{"[timeouts] kill_grace", f.Timeouts.KillGrace, &p.KillGrace, DefaultKillGrace},
+		{"[timeouts] drain", f.Timeouts.Drain, &p.Drain, DefaultDrain},
 	}
 	for _, d := range durations {
 		*d.dst = d.def
-		if d.val == nil {
+		if d.val == "" {
 			continue
 		}
-		if *d.val <= 0 || *d.val > 7*24*3600 {
-			return nil, fmt.Errorf("policy: %s: [limits] %s = %d is not between 1 and 604800 seconds", name, d.key, *d.val)
+		if *d.dst, err = time.ParseDuration(d.val); err != nil || *d.dst <= 0 {
+			return nil, fmt.Errorf("policy: %s: %s %q is not a positive duration like \"30s\"", name, d.key, d.val)
 		}
-		*d.dst = time.Duration(*d.val) * time.Second
 	}
 	if p.DefaultTimeout > p.MaxTimeout {
-		return nil, fmt.Errorf("policy: %s: [limits] default_timeout_seconds exceeds max_timeout_seconds", name)
+		return nil, fmt.Errorf("policy: %s: [limits] default_timeout exceeds max_timeout", name)
 	}
 	if f.Exec.Path != "" {
 		if err := execrun.ValidatePath(f.Exec.Path); err != nil {

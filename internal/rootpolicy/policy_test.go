@@ -15,16 +15,18 @@ import (
 )
 
 const good = `
-[access]
-uids = ["root", 1000]
+[allow]
+users = ["root", 1000]
 groups = [4242, "0"]
 
 [limits]
 max_concurrent = 3
-max_timeout_seconds = 1200
-default_timeout_seconds = 60
-kill_grace_seconds = 3
-drain_seconds = 10
+max_timeout = "20m"
+default_timeout = "1m"
+
+[timeouts]
+kill_grace = "3s"
+drain = "10s"
 
 [exec]
 path = "/usr/bin:/bin"
@@ -52,15 +54,15 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ name, data, want string }{
-		{"unknown-key", "[access]\nuids = [0]\nuid = [1]\n", "p.toml:3: unknown key \"access.uid\""},
-		{"unknown-table", "\n\n[allow]\nusers = [0]\n", "p.toml:3"},
-		{"syntax", "[access\n", "p.toml:1"},
-		{"bad-user", "[access]\nuids = [\"no-such-user-s-code\"]\n", "no-such-user-s-code"},
-		{"bad-group", "[access]\ngroups = [\"no-such-group-s-code\"]\n", "no-such-group-s-code"},
-		{"negative-uid", "[access]\nuids = [-1]\n", "out of range"},
-		{"bad-duration", "[limits]\nmax_timeout_seconds = \"soon\"\n", "max_timeout_seconds"},
-		{"zero-duration", "[limits]\nkill_grace_seconds = 0\n", "kill_grace_seconds"},
-		{"default-over-max", "[limits]\nmax_timeout_seconds = 10\ndefault_timeout_seconds = 20\n", "exceeds"},
+		{"unknown-key", "[allow]\nusers = [0]\nuid = [1]\n", "p.toml:3: unknown key \"allow.uid\""},
+		{"unknown-table", "\n\n[allowed]\nusers = [0]\n", "p.toml:3"},
+		{"syntax", "[allow\n", "p.toml:1"},
+		{"bad-user", "[allow]\nusers = [\"no-such-user-s-code\"]\n", "no-such-user-s-code"},
+		{"bad-group", "[allow]\ngroups = [\"no-such-group-s-code\"]\n", "no-such-group-s-code"},
+		{"negative-uid", "[allow]\nusers = [-1]\n", "out of range"},
+		{"bad-duration", "[limits]\nmax_timeout = \"soon\"\n", "max_timeout"},
+		{"zero-duration", "[timeouts]\nkill_grace = \"0s\"\n", "kill_grace"},
+		{"default-over-max", "[limits]\nmax_timeout = \"10s\"\ndefault_timeout = \"20s\"\n", "exceeds"},
 		{"zero-concurrency", "[limits]\nmax_concurrent = 0\n", "max_concurrent"},
 		{"relative-path", "[exec]\npath = \"bin:/usr/bin\"\n", "[exec] path"},
 		{"safety-rules", "[safety]\ndeny = [\"x\"]\n", "[safety]"},
@@ -76,7 +78,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestAuthorize(t *testing.T) {
-	p, err := rootpolicy.Parse([]byte("[access]\nuids = [1000]\ngroups = [4242]\n"), "p")
+	p, err := rootpolicy.Parse([]byte("[allow]\nusers = [1000]\ngroups = [4242]\n"), "p")
 	if err != nil {
 		t.Fatal(err)
 	}
