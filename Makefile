@@ -42,7 +42,7 @@ lint: deps ## gofmt, go vet (linux and darwin)
 bench: deps ## run the benchmarks and print their figures
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-demo: build ## the main job: judge a handful of real commands with s-code check
+demo: build ## the main job: a user helper on a private socket runs go vet and tests, refuses, audits
 	@./scripts/demo.sh
 
 proto-tools: ## install the pinned protoc plugins into ./bin/tools
