@@ -92,7 +92,7 @@ type env struct {
 	work   string // a directory the commands may use
 }
 
-func newEnv(t *testing.T, mod func(*helperd.Config)) *env {
+func newEnv(t testing.TB, mod func(*helperd.Config)) *env {
 	t.Helper()
 	aud := &memAuditor{fail: map[audit.Kind]bool{}}
 	cfg := helperd.Config{
