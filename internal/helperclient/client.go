@@ -103,6 +103,10 @@ type Client struct {
 	api  helperv1.HelperClient
 }
 
+// ErrNoCredentials is returned by Dial where the kernel cannot report who serves the
+// socket: the client then refuses to talk, as the helpers refuse such callers.
+var ErrNoCredentials = errors.New("cannot read the helper's peer credentials")
+
 // Dial connects to the helper role at socket and checks, from the kernel's peer
 // credentials, that it runs as the expected uid (the caller's for User, 0 for Root). It
 // fails with *NoHelperError when nothing listens there and *ImpostorError for a wrong uid.
@@ -120,7 +124,7 @@ func Dial(ctx context.Context, r Role, socket string) (*Client, error) {
 		pc, err := peercred.Get(c)
 		if err != nil {
 			c.Close()
-			return nil, fmt.Errorf("helper on %s: %w", socket, err)
+			return nil, fmt.Errorf("helper on %s: %w: %w", socket, ErrNoCredentials, err)
 		}
 		if pc.UID != want {
 			c.Close()
