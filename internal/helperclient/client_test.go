@@ -95,7 +95,11 @@ func TestDialNoHelper(t *testing.T) {
 func TestDialImpostor(t *testing.T) {
 	testenv.RequireRoot(t)
 	exe := testenv.PublicExecutable(t)
-	sock := filepath.Join(testenv.PublicDir(t), "h.sock")
+	dir := testenv.PublicDir(t)
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "h.sock")
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = []string{"HELPERCLIENT_TEST_LISTEN=" + sock}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
