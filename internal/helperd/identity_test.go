@@ -20,7 +20,7 @@ import (
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
-	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/rootpolicy"
 	"github.com/s-code-dev/s-code/internal/testenv"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
@@ -111,9 +111,10 @@ func TestOtherUIDRefused(t *testing.T) {
 		accepted  bool
 	}{
 		{"user-helper", safety.RoleUser, helperd.SameUID(0), nil, false},
-		{"root-helper-not-in-policy", safety.RoleRoot, allowUIDsGroups([]uint32{1000}, []uint32{27}), []uint32{4242}, false},
-		{"root-helper-uid-in-policy", safety.RoleRoot, allowUIDsGroups([]uint32{65534}, nil), nil, true},
-		{"root-helper-group-in-policy", safety.RoleRoot, allowUIDsGroups(nil, []uint32{4242}), []uint32{4242}, true},
+		{"root-helper-not-in-policy", safety.RoleRoot, policy(t, "[allow]\nusers = [1000, 0]\ngroups = [27]\n"), []uint32{4242}, false},
+		{"root-helper-default-policy", safety.RoleRoot, policy(t, ""), []uint32{0}, false},
+		{"root-helper-uid-in-policy", safety.RoleRoot, policy(t, "[allow]\nusers = [65534]\n"), nil, true},
+		{"root-helper-group-in-policy", safety.RoleRoot, policy(t, "[allow]\ngroups = [4242]\n"), []uint32{4242}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,19 +143,12 @@ func TestOtherUIDRefused(t *testing.T) {
 	}
 }
 
-// allowUIDsGroups stands in for the root policy's authorizer: the uids and the groups.
-func allowUIDsGroups(uids, gids []uint32) helperd.Authorizer {
-	return func(c peercred.Creds) error {
-		for _, u := range uids {
-			if c.UID == u {
-				return nil
-			}
-		}
-		for _, g := range gids {
-			if c.InGroup(g) {
-				return nil
-			}
-		}
-		return fmt.Errorf("uid %d and its groups are not in the policy", c.UID)
+// policy returns the Authorize method of a root helper policy parsed from data.
+func policy(t *testing.T, data string) helperd.Authorizer {
+	t.Helper()
+	p, err := rootpolicy.Parse([]byte(data), "test.toml")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return p.Authorize
 }
