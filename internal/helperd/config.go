@@ -57,6 +57,10 @@ type Config struct {
 	Authorize Authorizer
 	// Runner builds each command (execrun.Plain, or the sandbox).
 	Runner execrun.Runner
+	// Gate, when not nil, may make the helper's verdict for a command stricter (never
+	// looser), for example ask when the sandbox cannot confine commands on this machine. The
+	// helper keeps the stricter of the two decisions whatever Gate returns.
+	Gate func(v safety.Verdict, command string) safety.Verdict
 	// Policy is the helper's own extra ShellSafety policy; nil means none.
 	Policy *safety.Policy
 	// PolicySummary is one line describing the policy, reported by Status.

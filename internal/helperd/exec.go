@@ -260,7 +260,7 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 	if err != nil {
 		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
 	}
-	v := safety.Check(command, s.safetyContext(d, dialect))
+	v := s.judge(command, s.safetyContext(d, dialect))
 	switch v.Decision {
 	case safety.Allow:
 	case safety.Ask:
@@ -344,6 +344,17 @@ func insideOwnedDir(dir string, uid uint32) bool {
 		}
 		dir = parent
 	}
+}
+
+// judge returns the helper's verdict: ShellSafety's, made stricter by Gate when set.
+func (s *Server) judge(command string, ctx safety.Context) safety.Verdict {
+	v := safety.Check(command, ctx)
+	if s.cfg.Gate == nil {
+		return v
+	}
+	g := s.cfg.Gate(v, command)
+	g.Decision = g.Decision.Stricter(v.Decision)
+	return g
 }
 
 func (s *Server) safetyContext(d dirs, dialect safety.Dialect) safety.Context {

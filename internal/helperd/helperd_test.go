@@ -548,3 +548,23 @@ func TestShutdownKillsAfterGrace(t *testing.T) {
 		t.Errorf("exit record %+v", x)
 	}
 }
+
+// TestGateMakesStricter: a Gate can turn a verdict into a denial (or ask), never looser.
+func TestGateMakesStricter(t *testing.T) {
+	gate := func(v safety.Verdict, command string) safety.Verdict {
+		if strings.Contains(command, "forbidden") {
+			return safety.Verdict{Decision: safety.Deny, Findings: append(v.Findings, safety.Finding{Rule: "test.gate", Decision: safety.Deny, Command: command, Message: "gated"})}
+		}
+		return safety.Verdict{Decision: safety.Allow} // tries to loosen: ignored
+	}
+	e := newEnv(t, func(c *helperd.Config) { c.Gate = gate })
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo forbidden", Approved: true}, nil)
+	if r.denied.GetRule() != "test.gate" || r.pid != 0 {
+		t.Fatalf("denied %+v", r.denied)
+	}
+	v := safety.Check("rm -rf /", safety.Context{Role: safety.RoleUser, Workspace: e.work, Cwd: e.work})
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "rm -rf /"}, nil)
+	if v.Decision != safety.Allow && r.denied == nil {
+		t.Fatalf("a gate that returns allow loosened a %v verdict", v.Decision)
+	}
+}

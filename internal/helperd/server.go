@@ -194,7 +194,7 @@ func (s *Server) Check(ctx context.Context, req *helperv1.CheckRequest) (*helper
 	if denial != nil {
 		return nil, status.Error(codes.InvalidArgument, denial.GetReason())
 	}
-	v := safety.Check(req.GetCommand(), s.safetyContext(dirs, dialect))
+	v := s.judge(req.GetCommand(), s.safetyContext(dirs, dialect))
 	return &helperv1.CheckResponse{Verdict: verdictToProto(v)}, nil
 }
 
