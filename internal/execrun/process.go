@@ -170,18 +170,47 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) read(wg *sync.WaitGroup, r *os.File, s Stream, n *int64, out func(Stream, []byte)) {
 	defer wg.Done()
 	buf := make([]byte, chunkSize)
+	emit := func(b []byte) {
+		*n += int64(len(b))
+		if out != nil {
+			out(s, b)
+		}
+	}
 	for {
 		k, err := r.Read(buf)
 		if k > 0 {
-			*n += int64(k)
-			if out != nil {
-				out(s, buf[:k])
-			}
+			emit(buf[:k])
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The drain time is over: a process outside the group holds the pipe open.
+			// Take what is already in the pipe without waiting for more.
+			drainNonBlocking(r, buf, emit)
+			return
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// drainNonBlocking reads what r's pipe holds now, never waiting for more.
+func drainNonBlocking(r *os.File, buf []byte, emit func([]byte)) {
+	r.SetReadDeadline(time.Time{})
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Read(func(fd uintptr) bool {
+		for {
+			k, err := syscall.Read(int(fd), buf)
+			if k > 0 {
+				emit(buf[:k])
+			}
+			if k <= 0 || err != nil {
+				return true // EAGAIN (empty), EOF or an error: done, never wait
+			}
+		}
+	})
 }
 
 func (p *Process) supervise(ctx context.Context, opts Options, readers *sync.WaitGroup, outR, errR *os.File) {

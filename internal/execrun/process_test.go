@@ -248,3 +248,30 @@ func TestStartRefusesPresetStdio(t *testing.T) {
 		t.Fatal("Start accepted a command with Stdout set")
 	}
 }
+
+// TestSlowReaderKeepsOutput: when the drain time runs out while output is still in the pipe
+// (here: the consumer of the first chunk is slow), that output is still delivered.
+func TestSlowReaderKeepsOutput(t *testing.T) {
+	bash := bashPath(t)
+	cmd, _ := execrun.Plain{}.Command(context.Background(), execrun.Spec{Path: bash, Args: []string{"bash", "-c", "echo first; sleep 0.05; echo second"}, Dir: t.TempDir()})
+	var mu sync.Mutex
+	var got []string
+	slow := func(s execrun.Stream, b []byte) {
+		mu.Lock()
+		first := len(got) == 0
+		got = append(got, string(b))
+		mu.Unlock()
+		if first {
+			time.Sleep(400 * time.Millisecond)
+		}
+	}
+	p, err := execrun.Start(context.Background(), cmd, execrun.Options{Output: slow, Drain: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stdin().Close()
+	r := p.Wait()
+	if r.Status() != 0 || strings.Join(got, "") != "first\nsecond\n" {
+		t.Fatalf("status %d, output %q", r.Status(), got)
+	}
+}
