@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/credentials/local"
 	"google.golang.org/grpc/status"
 
@@ -151,4 +152,38 @@ func policy(t *testing.T, data string) helperd.Authorizer {
 		t.Fatal(err)
 	}
 	return p.Authorize
+}
+
+// TestUnreadableCredsRefusedAndAudited serves the helper over TCP, where the kernel reports
+// no peer credentials: every call fails and the refusal is audited.
+func TestUnreadableCredsRefusedAndAudited(t *testing.T) {
+	aud := &memAuditor{fail: map[audit.Kind]bool{}}
+	srv, err := helperd.New(helperd.Config{Role: safety.RoleUser, Auditor: aud, Authorize: helperd.SameUID(uint32(os.Geteuid())),
+		Runner: execrun.Plain{}, Path: execrun.SafePath, Home: t.TempDir(), User: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Shutdown(time.Second)
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := helperv1.NewHelperClient(conn).Status(c, &helperv1.StatusRequest{}); err == nil {
+		t.Fatal("a call without peer credentials succeeded")
+	}
+	r, ok := aud.find(audit.KindRefused, "")
+	if !ok || r.Peer != nil || !strings.Contains(r.Reason, "peer credentials") {
+		t.Fatalf("refused record %+v (found %v)", r, ok)
+	}
+	if _, ran := aud.find(audit.KindRequest, ""); ran {
+		t.Fatal("a request was handled")
+	}
 }
