@@ -54,3 +54,21 @@ func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// cmdWaitFile waits up to 10 seconds until a file exists: `waitfile PATH`.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile PATH")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not appear within 10s", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

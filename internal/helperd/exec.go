@@ -197,7 +197,14 @@ func (s *Server) forwardInput(stream helperv1.Helper_ExecServer, p *execrun.Proc
 			}
 		}
 	}()
-	defer close(chunks)
+	stdinOpen := true
+	closeStdin := func() {
+		if stdinOpen {
+			close(chunks)
+			stdinOpen = false
+		}
+	}
+	defer closeStdin()
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -210,19 +217,25 @@ func (s *Server) forwardInput(stream helperv1.Helper_ExecServer, p *execrun.Proc
 		}
 		switch msg := m.GetMsg().(type) {
 		case *helperv1.ExecRequest_Stdin:
+			if !stdinOpen {
+				log.Debug("stdin after stdin_close dropped")
+				continue
+			}
 			select {
 			case chunks <- msg.Stdin:
 			case <-p.Done():
 				return
 			}
 		case *helperv1.ExecRequest_StdinClose:
-			return
+			// Stdin ends; signals may still follow.
+			closeStdin()
 		case *helperv1.ExecRequest_Signal:
 			sig, ok := signalOf(msg.Signal)
 			if !ok {
 				log.Warn("unknown signal from client", zap.Stringer("signal", msg.Signal))
 				continue
 			}
+			log.Debug("forwarding signal", zap.Stringer("signal", sig))
 			if err := p.Signal(sig); err != nil {
 				log.Debug("signal not delivered", zap.Error(err))
 			}

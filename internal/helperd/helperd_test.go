@@ -374,6 +374,8 @@ func TestStdinAndSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "trap 'echo usr1; exit 9' USR1; echo ready; while :; do sleep 0.05; done", Cwd: e.work, Approved: true}}})
+	// Stdin ends first (as the CLI's does with no input): signals must still be delivered.
+	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_StdinClose{StdinClose: &helperv1.StdinClose{}}})
 	var out strings.Builder
 	for {
 		ev, err := st.Recv()
