@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/execrun"
@@ -108,6 +110,10 @@ func TestRunUserLifecycle(t *testing.T) {
 	st, err := c.API().Status(ctx, &helperv1.StatusRequest{})
 	if err != nil || st.GetRole() != helperv1.Role_ROLE_USER || st.GetAuditHeadSeq() < 3 {
 		t.Fatalf("status %+v %v", st, err)
+	}
+	hc, err := c.Health().Check(ctx, &healthpb.HealthCheckRequest{Service: helperv1.Helper_ServiceDesc.ServiceName})
+	if err != nil || hc.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health %v %v", hc, err)
 	}
 
 	// A long command is still running when the helper is told to stop.

@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/local"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/s-code-dev/s-code/internal/peercred"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
@@ -164,8 +165,11 @@ func unwrapSyscall(err error) error {
 // Close closes the connection.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// API returns the generated client, for Check, Status and health.
+// API returns the generated client, for Check and Status.
 func (c *Client) API() helperv1.HelperClient { return c.api }
+
+// Health returns a client of the helper's standard gRPC health service.
+func (c *Client) Health() healthpb.HealthClient { return healthpb.NewHealthClient(c.conn) }
 
 // Streams are where Exec writes output and reads input.
 type Streams struct {
