@@ -307,8 +307,8 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 }
 
 // resolveDirs validates and resolves the workspace and cwd of a request: absolute, existing
-// directories (symbolic links resolved), and with RequireOwnedDirs inside a directory the
-// peer's uid owns. An empty workspace means the cwd.
+// directories (symbolic links resolved), the cwd inside the workspace, and with
+// RequireOwnedDirs inside a directory the peer's uid owns. An empty workspace means the cwd.
 func (s *Server) resolveDirs(c peercred.Creds, workspace, cwd string) (dirs, *helperv1.Denied) {
 	var d dirs
 	var err error
@@ -319,6 +319,9 @@ func (s *Server) resolveDirs(c peercred.Creds, workspace, cwd string) (dirs, *he
 		d.workspace = d.cwd
 	} else if d.workspace, err = s.resolveDir("workspace", workspace, c.UID); err != nil {
 		return d, &helperv1.Denied{Rule: RuleDirNotAllowed, Reason: err.Error()}
+	}
+	if !within(d.workspace, d.cwd) {
+		return d, &helperv1.Denied{Rule: RuleDirNotAllowed, Reason: fmt.Sprintf("cwd %s is outside the workspace %s", d.cwd, d.workspace)}
 	}
 	return d, nil
 }
@@ -342,6 +345,14 @@ func (s *Server) resolveDir(what, p string, uid uint32) (string, error) {
 		return "", fmt.Errorf("%s %q is not inside a directory owned by uid %d", what, p, uid)
 	}
 	return r, nil
+}
+
+// within reports whether path is root or lies beneath it (both absolute and clean).
+func within(root, path string) bool {
+	if root == "/" || root == path {
+		return true
+	}
+	return strings.HasPrefix(path, root+"/")
 }
 
 // insideOwnedDir reports whether dir or one of its ancestors is owned by uid.

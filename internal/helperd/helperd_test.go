@@ -345,6 +345,8 @@ func TestDirValidation(t *testing.T) {
 		"missing":           {Command: "true", Cwd: "/nonexistent/s-code"},
 		"file":              {Command: "true", Cwd: file},
 		"workspace-missing": {Command: "true", Workspace: "/nonexistent/s-code"},
+		"cwd-outside":       {Command: "true", Workspace: e.work, Cwd: t.TempDir()},
+		"cwd-prefix-only":   {Command: "true", Workspace: e.work, Cwd: mkdir(t, e.work+"-sibling")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			start.Approved = true
@@ -358,6 +360,10 @@ func TestDirValidation(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(e.work, link)
 	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "pwd -P", Cwd: link, Approved: true}, nil)
+	sub := mkdir(t, filepath.Join(e.work, "sub"))
+	if r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Workspace: link, Cwd: sub, Approved: true}, nil); r.status() != 0 {
+		t.Errorf("cwd inside a symlinked workspace: %+v", r.denied)
+	}
 	if want, _ := filepath.EvalSymlinks(e.work); strings.TrimSpace(r.stdout.String()) != want {
 		t.Errorf("pwd %q, want %q", r.stdout.String(), want)
 	}
@@ -569,4 +575,13 @@ func TestGateMakesStricter(t *testing.T) {
 	if v.Decision != safety.Allow && r.denied == nil {
 		t.Fatalf("a gate that returns allow loosened a %v verdict", v.Decision)
 	}
+}
+
+func mkdir(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
