@@ -44,6 +44,10 @@ type Options struct {
 	KillGrace time.Duration
 	// Drain bounds reading output after the group is gone; 0 means DefaultDrain.
 	Drain time.Duration
+	// OnDrainExpired, when set, is called once if the drain time runs out with output still
+	// unread: an Output callback blocked on a slow consumer must then stop blocking, so that
+	// Wait can return.
+	OnDrainExpired func()
 }
 
 // Result is how a command ended.
@@ -269,6 +273,9 @@ func (p *Process) supervise(ctx context.Context, opts Options, readers *sync.Wai
 	case <-time.After(opts.Drain):
 		outR.SetReadDeadline(time.Now())
 		errR.SetReadDeadline(time.Now())
+		if opts.OnDrainExpired != nil {
+			opts.OnDrainExpired()
+		}
 		<-drained
 	}
 	outR.Close()

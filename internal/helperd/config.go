@@ -43,6 +43,9 @@ const (
 	DefaultMaxConcurrent = 256
 	// MaxCommandLen is the longest command text a helper accepts, in bytes.
 	MaxCommandLen = 128 << 10
+	// MaxMessageSize is the largest message a helper receives (a start message or a stdin
+	// chunk), in bytes.
+	MaxMessageSize = 1 << 20
 )
 
 // Config configures a Server. Role, Auditor, Authorize, Runner, Home, User and Path are

@@ -1,6 +1,7 @@
 package helperd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,15 @@ type dirs struct {
 
 // Exec runs one command: see the Helper service in helper.proto.
 func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
+	out := newSender(stream)
+	err := s.exec(stream, out)
+	if cerr := out.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	ctx := stream.Context()
 	c, err := peerauth.FromContext(ctx)
 	if err != nil {
@@ -65,14 +75,13 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 		RequestID: newRequestID(),
 		Helper:    s.cfg.Role.String(),
 		Peer:      auditPeer(c),
-		Command:   start.GetCommand(),
+		Command:   auditCommand(start.GetCommand()),
 		Cwd:       start.GetCwd(),
 		Workspace: start.GetWorkspace(),
 		Client:    clientVerdict(start.GetClientVerdict()),
 		Approved:  start.GetApproved(),
 	}
 	log := s.cfg.Logger.With(zap.String("request_id", base.RequestID), zap.Uint32("peer_uid", c.UID), zap.Int32("peer_pid", c.PID))
-	out := &sender{stream: stream}
 
 	req := base
 	req.Kind = audit.KindRequest
@@ -84,11 +93,16 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 	}
 
 	spec, verdict, denial := s.decide(c, start, base.RequestID)
+	// release frees the slot as soon as the command has ended (the last events may still
+	// wait for a slow client).
+	release := func() {}
 	if denial == nil {
 		// At most MaxConcurrent commands run; further requests wait for a free slot.
 		select {
 		case s.slots <- struct{}{}:
-			defer func() { <-s.slots }()
+			var once sync.Once
+			release = func() { once.Do(func() { <-s.slots }) }
+			defer release()
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
 		case <-s.runCtx.Done():
@@ -132,9 +146,10 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 
 	timeout := s.timeout(start.GetTimeoutMs())
 	p, err := execrun.Start(cmdCtx, cmd, execrun.Options{
-		Output:    out.output,
-		Timeout:   timeout,
-		KillGrace: s.cfg.KillGrace,
+		Output:         out.output,
+		OnDrainExpired: out.abandonOutput,
+		Timeout:        timeout,
+		KillGrace:      s.cfg.KillGrace,
 	})
 	if err != nil {
 		x := base
@@ -145,7 +160,6 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 		return status.Errorf(codes.Internal, "the helper could not start the command: %v", err)
 	}
 	s.running.Add(1)
-	defer s.running.Add(-1)
 	log.Info("started", zap.Int("pid", p.Pid()), zap.Bool("approved", start.GetApproved()))
 	if err := out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Started{Started: &helperv1.Started{Pid: int32(p.Pid())}}}); err != nil {
 		log.Info("client gone before start was sent", zap.Error(err))
@@ -153,6 +167,8 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 
 	go s.forwardInput(stream, p, log)
 	r := p.Wait()
+	s.running.Add(-1)
+	release()
 
 	x := base
 	x.Kind = audit.KindExit
@@ -347,6 +363,15 @@ func (s *Server) resolveDir(what, p string, uid uint32) (string, error) {
 	return r, nil
 }
 
+// auditCommand returns the command text for audit records: cut at MaxCommandLen (such a
+// request is denied anyway), so a client cannot make one record megabytes long.
+func auditCommand(c string) string {
+	if len(c) <= MaxCommandLen {
+		return c
+	}
+	return strings.ToValidUTF8(c[:MaxCommandLen], "") + " …[truncated]"
+}
+
 // within reports whether path is root or lies beneath it (both absolute and clean).
 func within(root, path string) bool {
 	if root == "/" || root == path {
@@ -398,28 +423,77 @@ func (s *Server) timeout(ms uint32) time.Duration {
 	return t
 }
 
-// sender serializes sends on an Exec stream (gRPC allows one sender at a time).
+// sender sends an Exec stream's events, in order, from one goroutine (gRPC allows one
+// sender at a time), so that a client that stops reading blocks only that goroutine: the
+// command's end, its exit record and its slot never wait for the client.
 type sender struct {
-	mu     sync.Mutex // guards stream.Send
-	stream helperv1.Helper_ExecServer
+	stream  helperv1.Helper_ExecServer
+	events  chan *helperv1.ExecEvent
+	abandon chan struct{} // closed when output may be dropped instead of waiting
+	once    sync.Once     // guards close(abandon)
+	done    chan struct{} // closed when the goroutine has stopped; err is then set
+	err     error
 }
 
+func newSender(stream helperv1.Helper_ExecServer) *sender {
+	o := &sender{stream: stream, events: make(chan *helperv1.ExecEvent, 64), abandon: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		for ev := range o.events {
+			if err := o.stream.Send(ev); err != nil {
+				o.err = err
+				o.abandonOutput()
+				for range o.events {
+				}
+				return
+			}
+		}
+	}()
+	return o
+}
+
+// send queues ev; it fails once the stream is broken.
 func (o *sender) send(ev *helperv1.ExecEvent) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.stream.Send(ev)
+	select {
+	case o.events <- ev:
+		return nil
+	case <-o.done:
+		return o.err
+	}
+}
+
+// close sends what is queued and returns the stream's error, if any.
+func (o *sender) close() error {
+	close(o.events)
+	<-o.done
+	return o.err
 }
 
 func (o *sender) deny(d *helperv1.Denied) error {
 	return o.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Denied{Denied: d}})
 }
 
-// output sends one output chunk; a failed send means the client has gone, which cancels
-// the stream's context and so kills the command.
+// abandonOutput makes output calls drop chunks the client is not taking instead of waiting:
+// the command has ended and its drain time is over, or the stream is broken.
+func (o *sender) abandonOutput() { o.once.Do(func() { close(o.abandon) }) }
+
+// output queues one output chunk (a copy: execrun reuses data). While the client keeps up,
+// nothing is dropped; a full queue holds the command back (the pipe fills) until the client
+// reads, or until abandonOutput.
 func (o *sender) output(s execrun.Stream, data []byte) {
 	st := helperv1.Stream_STREAM_STDOUT
 	if s == execrun.Stderr {
 		st = helperv1.Stream_STREAM_STDERR
 	}
-	o.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Output{Output: &helperv1.Output{Stream: st, Data: data}}})
+	ev := &helperv1.ExecEvent{Event: &helperv1.ExecEvent_Output{Output: &helperv1.Output{Stream: st, Data: bytes.Clone(data)}}}
+	select {
+	case o.events <- ev:
+		return
+	default:
+	}
+	select {
+	case o.events <- ev:
+	case <-o.abandon:
+	case <-o.done:
+	}
 }

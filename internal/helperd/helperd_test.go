@@ -585,3 +585,54 @@ func mkdir(t *testing.T, dir string) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// TestStalledClient: a client that stops reading cannot keep a timed-out command's exit
+// record or its slot: the group is killed, the exit record written and the slot freed while
+// the client still has not read.
+func TestStalledClient(t *testing.T) {
+	e := newEnv(t, nil)
+	c, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := e.client.Exec(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "cat /dev/zero", Cwd: e.work, Approved: true, TimeoutMs: 300}}})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		x, ok := e.aud.find(audit.KindExit, "")
+		if ok {
+			if !strings.Contains(x.Reason, "timed out") || x.Stdout == 0 {
+				t.Errorf("exit record %+v", x)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no exit record while the client does not read")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for e.srv.Running() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled command still counts as running")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestLongCommandDeniedAndCut(t *testing.T) {
+	e := newEnv(t, nil)
+	long := "echo " + strings.Repeat("x", helperd.MaxCommandLen)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: long, Approved: true}, nil)
+	if r.denied.GetRule() != helperd.RuleInvalidRequest || r.pid != 0 {
+		t.Fatalf("denied %+v", r.denied)
+	}
+	req, _ := e.aud.find(audit.KindRequest, r.requestID)
+	if len(req.Command) > helperd.MaxCommandLen+32 || !strings.HasSuffix(req.Command, "[truncated]") {
+		t.Errorf("request record command is %d bytes", len(req.Command))
+	}
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: strings.Repeat("x", 2<<20), Approved: true}, nil)
+	if status.Code(r.err) != codes.ResourceExhausted {
+		t.Errorf("a 2 MiB start message: %v", r.err)
+	}
+}

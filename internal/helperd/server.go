@@ -56,6 +56,7 @@ func New(cfg Config) (*Server, error) {
 	s.runCtx, s.runCancel = context.WithCancel(context.Background())
 	s.grpc = grpc.NewServer(
 		grpc.Creds(peerauth.NewServerCredentials(s.handshakeFailed)),
+		grpc.MaxRecvMsgSize(MaxMessageSize),
 		grpc.UnaryInterceptor(s.unaryAuth),
 		grpc.StreamInterceptor(s.streamAuth),
 	)
