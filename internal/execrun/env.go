@@ -39,6 +39,7 @@ type EnvError struct {
 	Refused []RefusedVar
 }
 
+// Error lists each refused name with its reason.
 func (e *EnvError) Error() string {
 	parts := make([]string, len(e.Refused))
 	for i, r := range e.Refused {

@@ -38,6 +38,7 @@ const (
 	Root
 )
 
+// String returns "user" or "root".
 func (r Role) String() string {
 	if r == Root {
 		return "root"
@@ -73,6 +74,7 @@ type NoHelperError struct {
 	Err    error
 }
 
+// Error says which helper is missing where, and how to start it.
 func (e *NoHelperError) Error() string {
 	hint := "start one with `s-code-userhelper --listen " + e.Socket + "` or `systemctl --user start s-code-userhelper.socket`"
 	if e.Role == Root {
@@ -84,6 +86,7 @@ func (e *NoHelperError) Error() string {
 	return fmt.Sprintf("no %s helper is listening on %s (%v); %s", e.Role, e.Socket, e.Err, hint)
 }
 
+// Unwrap returns the dial error (for example syscall.ENOENT or syscall.ECONNREFUSED).
 func (e *NoHelperError) Unwrap() error { return e.Err }
 
 // ImpostorError says the process serving a helper socket is not the user it must be (the
@@ -94,6 +97,7 @@ type ImpostorError struct {
 	WantUID uint32
 }
 
+// Error names the socket and both uids.
 func (e *ImpostorError) Error() string {
 	return fmt.Sprintf("the helper on %s runs as uid %d, not uid %d: refusing to talk to it", e.Socket, e.UID, e.WantUID)
 }

@@ -48,7 +48,9 @@ type HandshakeError struct {
 	Err error
 }
 
+// Error returns "peer credentials: " and the cause.
 func (e *HandshakeError) Error() string { return "peer credentials: " + e.Err.Error() }
+// Unwrap returns the peercred error.
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
 // serverCreds implements credentials.TransportCredentials for the server side only.
@@ -69,10 +71,12 @@ func NewServerCredentials(onFailure func(error)) credentials.TransportCredential
 // ErrClientSide is returned by ClientHandshake: these credentials are for servers.
 var ErrClientSide = errors.New("peerauth: server-only transport credentials used by a client")
 
+// ClientHandshake refuses: these credentials are for servers (ErrClientSide).
 func (c *serverCreds) ClientHandshake(context.Context, string, net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	return nil, nil, ErrClientSide
 }
 
+// ServerHandshake reads the peer credentials of conn; see NewServerCredentials.
 func (c *serverCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	pc, err := peercred.Get(conn)
 	if err != nil {
@@ -86,12 +90,15 @@ func (c *serverCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.Auth
 	return conn, AuthInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}, Creds: *pc}, nil
 }
 
+// Info names the security protocol "peercred".
 func (c *serverCreds) Info() credentials.ProtocolInfo {
 	return credentials.ProtocolInfo{SecurityProtocol: AuthType}
 }
 
+// Clone returns a copy with the same failure hook.
 func (c *serverCreds) Clone() credentials.TransportCredentials {
 	return &serverCreds{onFailure: c.onFailure}
 }
 
+// OverrideServerName does nothing: a Unix socket has no server name.
 func (c *serverCreds) OverrideServerName(string) error { return nil }

@@ -85,6 +85,7 @@ type UnsafeFileError struct {
 	Reason string
 }
 
+// Error names the file, why it is unsafe, and the rule.
 func (e *UnsafeFileError) Error() string {
 	return fmt.Sprintf("policy %s is unsafe: %s (it must be root-owned and not writable by group or others)", e.Path, e.Reason)
 }
