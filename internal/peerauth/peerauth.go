@@ -50,6 +50,7 @@ type HandshakeError struct {
 
 // Error returns "peer credentials: " and the cause.
 func (e *HandshakeError) Error() string { return "peer credentials: " + e.Err.Error() }
+
 // Unwrap returns the peercred error.
 func (e *HandshakeError) Unwrap() error { return e.Err }
 
