@@ -12,6 +12,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"s-code":            func() { os.Exit(run()) },
 		"s-code-userhelper": func() { os.Exit(userhelperMain()) },
+		"s-code-sandbox":    func() { os.Exit(sandboxMain()) },
 	})
 }
 
@@ -28,6 +29,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			env.Setenv("XDG_RUNTIME_DIR", env.WorkDir+"/run")
+			// The sandbox's dependency caches must lie outside the workspace, and scripts use
+			// $WORK as their workspace.
+			cache, err := os.MkdirTemp("", "s-code-tool-cache-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(cache) })
+			env.Setenv("S_CODE_TOOL_CACHE_DIR", cache)
 			return nil
 		},
 	})

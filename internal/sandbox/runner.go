@@ -19,14 +19,17 @@ type Runner struct {
 	// Getenv reads the helper's own environment (os.Getenv); variables that the command's
 	// environment lacks (HOME, XDG_CACHE_HOME, S_CODE_TOOL_CACHE_DIR, PATH) are read here.
 	Getenv func(string) string
+	// AllowUnconfined lets the launcher run a command on a machine that cannot confine it.
+	// Set it only when every verdict is gated by GateVerdict, so that on such a machine each
+	// command reaching the runner was approved by a person who saw why.
+	AllowUnconfined bool
 }
 
 // Command returns the exec.Cmd that runs path with args (args[0] is the program name) in
 // dir, confined to the profile of workspace with network on only when network is true (a
 // person approved it for this one command). env is the command's complete environment; the
-// profile's changes are applied to it. The profile never allows running unconfined: on a
-// kernel without Landlock the launcher refuses (exit 126), and the helper's verdict, gated by
-// GateVerdict, is where a person approves. It fails when the launcher is not absolute, path
+// profile's changes are applied to it. On a kernel without Landlock the launcher refuses
+// (exit 126) unless r.AllowUnconfined. It fails when the launcher is not absolute, path
 // or dir is not absolute, dir lies outside the workspace, or the profile cannot be computed.
 func (r Runner) Command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, error) {
 	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
@@ -50,6 +53,7 @@ func (r Runner) Command(ctx context.Context, workspace, dir string, network bool
 	if err != nil {
 		return nil, err
 	}
+	p.AllowUnconfined = r.AllowUnconfined
 	cdir, err := Canonical(dir)
 	if err != nil {
 		return nil, err
