@@ -142,10 +142,15 @@ var ProtectedNames = []string{
 
 // RuntimeRootCandidates are the version-scoped runtime roots, relative to the home
 // directory, that stay readable when present: NVM, pyenv, Conda, asdf, mise, Volta, and the
-// Rust toolchains of rustup (with Cargo's installed binaries, not its credentials).
+// Rust toolchains of rustup (with Cargo's installed binaries, not its credentials), plus the
+// version-selecting shims of pyenv, asdf, mise and Volta.
 var RuntimeRootCandidates = []string{
 	".nvm/versions", ".pyenv/versions", "miniconda3", "anaconda3", ".conda",
 	".asdf/installs", ".local/share/mise/installs", ".volta/tools", ".rustup", ".cargo/bin",
+	// The shims on PATH that pick a version, and the code they run: without them a shim
+	// such as ~/.pyenv/shims/python3 cannot start.
+	".pyenv/shims", ".pyenv/bin", ".pyenv/libexec", ".pyenv/plugins", ".pyenv/version",
+	".asdf/shims", ".asdf/bin", ".asdf/lib", ".local/share/mise/shims", ".volta/bin",
 }
 
 // NewProfile returns the sandbox profile for h with network on or off. It does no I/O. It
