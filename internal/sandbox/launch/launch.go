@@ -33,7 +33,10 @@ type ExitError struct {
 	Err  error
 }
 
+// Error returns the message of the underlying error.
 func (e *ExitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Run is the launcher's main logic: it parses args (without the program name) as
