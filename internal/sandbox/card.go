@@ -3,12 +3,13 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
-// Limits are the known limits of the Linux profile, printed on the card (docs/sandbox.md
+// limits are the known limits of the Linux profile, printed on the card (docs/sandbox.md
 // explains them).
-var Limits = []string{
+var limits = []string{
 	"Landlock is an allow-list: the workspace root itself is read-only and each top-level entry except the protected ones is writable, so new top-level files and directories cannot be created, and top-level entries cannot be removed or renamed (create them before, e.g. mkdir target)",
 	"the same holds one level down in .git: existing subdirectories (objects, refs) are writable, new entries in .git itself (index.lock) are not, so git add and commit fail inside the sandbox",
 	"with network off no Internet socket can be opened at all, also not on loopback",
@@ -35,7 +36,7 @@ type Card struct {
 func NewCard(p Profile, f Features, command []string) Card {
 	c := Card{Profile: p, Features: f, Confined: f.Confines(), Reason: f.Problem, Command: command, Limits: []string{}}
 	if f.OS == "linux" {
-		c.Limits = Limits
+		c.Limits = slices.Clone(limits)
 	}
 	return c
 }
@@ -108,3 +109,6 @@ func quoteArgs(argv []string) []string {
 	}
 	return out
 }
+
+// Limits returns the known limits of the Linux profile printed on the card (a fresh copy).
+func Limits() []string { return slices.Clone(limits) }

@@ -45,7 +45,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.SystemRoots = existing(systemRoots())
 	h.ToolRoots = existing(toolRoots(getenv, h.Home, ws))
 	var rt []string
-	for _, c := range RuntimeRootCandidates {
+	for _, c := range runtimeRootCandidates {
 		rt = append(rt, filepath.Join(h.Home, c))
 	}
 	h.RuntimeRoots = existing(rt)
@@ -55,7 +55,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	}
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
-	h.SystemDenied = SystemDeniedPaths
+	h.SystemDenied = SystemDeniedPaths()
 	return h, nil
 }
 

@@ -90,14 +90,14 @@ type Host struct {
 	// directory, the Git directories of a linked worktree.
 	ToolRoots []string
 	// RuntimeRoots are the version-scoped runtime roots under the home directory that exist
-	// (see RuntimeRootCandidates).
+	// (see runtimeRootCandidates).
 	RuntimeRoots []string
 	// HomeConfigFiles are configuration files under the home directory that tools fail
 	// without and that hold no credentials (~/.gitconfig, ~/.config/git).
 	HomeConfigFiles []string
 	// Devices are the device paths to grant (see DefaultDevices).
 	Devices []string
-	// SystemDenied are secrets inside system roots (see SystemDeniedPaths).
+	// SystemDenied are secrets inside system roots (see systemDeniedPaths).
 	SystemDenied []string
 }
 
@@ -113,38 +113,38 @@ var (
 	ErrBadWorkspace = errors.New("workspace cannot be sandboxed")
 )
 
-// DeniedHomePaths are the credential stores under the home directory that a sandboxed
+// deniedHomePaths are the credential stores under the home directory that a sandboxed
 // command may never read, relative to the home directory. A trailing "*" matches any suffix
 // of the last element (Cargo writes credentials and credentials.toml).
-var DeniedHomePaths = []string{
+var deniedHomePaths = []string{
 	".ssh", ".aws", ".gnupg", ".netrc", ".config/gh", ".kube", ".docker/config.json",
 	".cargo/credentials", ".cargo/credentials.toml", ".npmrc", ".git-credentials",
 	".config/gcloud", ".azure", ".pypirc",
 }
 
-// SystemDeniedPaths are secrets inside read-only system roots (password hashes, sudo rules,
+// systemDeniedPaths are secrets inside read-only system roots (password hashes, sudo rules,
 // SSH host keys, TLS private keys) that a command running as root could otherwise read.
-var SystemDeniedPaths = []string{
+var systemDeniedPaths = []string{
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
 	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private",
 	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key",
 	"/etc/ssh/ssh_host_dsa_key",
 }
 
-// ProtectedNames are the paths, relative to the workspace root, that stay read-only inside
+// protectedNames are the paths, relative to the workspace root, that stay read-only inside
 // the writable workspace: each one makes a tool outside the sandbox run code or trust a
 // server (Git hooks and config, e.g. core.fsmonitor and core.hooksPath; agent, IDE and
 // direnv control files).
-var ProtectedNames = []string{
+var protectedNames = []string{
 	".git/hooks", ".git/config", ".claude", ".codex", ".gemini", ".cursor", ".vscode",
 	".idea", ".mcp.json", ".envrc",
 }
 
-// RuntimeRootCandidates are the version-scoped runtime roots, relative to the home
+// runtimeRootCandidates are the version-scoped runtime roots, relative to the home
 // directory, that stay readable when present: NVM, pyenv, Conda, asdf, mise, Volta, and the
 // Rust toolchains of rustup (with Cargo's installed binaries, not its credentials), plus the
 // version-selecting shims of pyenv, asdf, mise and Volta.
-var RuntimeRootCandidates = []string{
+var runtimeRootCandidates = []string{
 	".nvm/versions", ".pyenv/versions", "miniconda3", "anaconda3", ".conda",
 	".asdf/installs", ".local/share/mise/installs", ".volta/tools", ".rustup", ".cargo/bin",
 	// The shims on PATH that pick a version, and the code they run: without them a shim
@@ -189,7 +189,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	ro = append(ro, h.HomeConfigFiles...)
 	p.ReadOnlyRoots = cleanSet(ro)
 	var denied []string
-	for _, d := range DeniedHomePaths {
+	for _, d := range deniedHomePaths {
 		denied = append(denied, filepath.Join(home, d))
 	}
 	denied = append(denied, h.SystemDenied...)
@@ -210,7 +210,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	})
 	p.Devices = cleanSet(h.Devices)
 	var prot []string
-	for _, n := range ProtectedNames {
+	for _, n := range protectedNames {
 		prot = append(prot, filepath.Join(ws, n))
 	}
 	p.ProtectedPaths = prot
@@ -236,10 +236,10 @@ func EmptyNpmrcs(ns string) (user, global string) {
 	return filepath.Join(ns, "npmrc"), filepath.Join(ns, "npmrc-global")
 }
 
-// UnsetVars are removed from every sandboxed command's environment: the SSH and GPG agent
+// unsetVars are removed from every sandboxed command's environment: the SSH and GPG agent
 // sockets (a Unix socket reaches the keys that ~/.ssh denial hides) and upper-case npm
 // variables that would override the private npm configuration.
-var UnsetVars = []string{
+var unsetVars = []string{
 	"SSH_AUTH_SOCK", "GPG_AGENT_INFO",
 	"NPM_CONFIG_CACHE", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG",
 }
@@ -252,7 +252,7 @@ func envChanges(p Profile) EnvChanges {
 	}
 	user, global := EmptyNpmrcs(p.CacheNamespace)
 	set = append(set, EnvVar{"npm_config_userconfig", user}, EnvVar{"npm_config_globalconfig", global})
-	return EnvChanges{Set: set, Unset: slices.Clone(UnsetVars)}
+	return EnvChanges{Set: set, Unset: slices.Clone(unsetVars)}
 }
 
 // ApplyEnv returns env (KEY=VALUE entries) with the changes of c applied: unset and
@@ -336,3 +336,22 @@ func cleanSet(paths []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// DeniedHomePaths returns the credential stores under the home directory that a sandboxed
+// command may never read, relative to the home directory (a fresh copy).
+func DeniedHomePaths() []string { return slices.Clone(deniedHomePaths) }
+
+// SystemDeniedPaths returns the secrets inside read-only system roots (a fresh copy).
+func SystemDeniedPaths() []string { return slices.Clone(systemDeniedPaths) }
+
+// ProtectedNames returns the paths, relative to the workspace root, that stay read-only
+// inside the writable workspace (a fresh copy).
+func ProtectedNames() []string { return slices.Clone(protectedNames) }
+
+// RuntimeRootCandidates returns the runtime roots, relative to the home directory, that stay
+// readable when present (a fresh copy).
+func RuntimeRootCandidates() []string { return slices.Clone(runtimeRootCandidates) }
+
+// UnsetVars returns the variables removed from every sandboxed command's environment (a
+// fresh copy).
+func UnsetVars() []string { return slices.Clone(unsetVars) }

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DeniedSyscalls are refused with EPERM in every sandbox, network or not: they trace or
+// deniedSyscalls are refused with EPERM in every sandbox, network or not: they trace or
 // read other processes (ptrace, process_vm_*), load code into the kernel (kexec_*,
 // *init_module, bpf), change mounts or the root (mount API, pivot_root, chroot), open files
 // by handle around path checks (open_by_handle_at, the "shocker" container escape), reach
@@ -20,7 +20,7 @@ import (
 // build tools do not use (userfaultfd, perf_event_open). The list follows Docker's default
 // seccomp profile and the syscalls Landlock's documentation says it does not cover.
 // Names unknown on the running architecture are skipped (such calls do not exist there).
-var DeniedSyscalls = []string{
+var deniedSyscalls = []string{
 	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "bpf",
 	"userfaultfd", "perf_event_open", "keyctl", "add_key", "request_key",
@@ -30,11 +30,11 @@ var DeniedSyscalls = []string{
 	"lookup_dcookie", "syslog", "uselib", "vm86", "vm86old", "nfsservctl",
 }
 
-// UnavailableSyscalls are refused with ENOSYS, so that libraries fall back to calls the
+// unavailableSyscalls are refused with ENOSYS, so that libraries fall back to calls the
 // filter can inspect: io_uring can open sockets and files without passing through
 // seccomp (IORING_OP_SOCKET), and clone3 takes its flags in memory where a filter cannot
 // read CLONE_NEWUSER (glibc falls back to clone on ENOSYS).
-var UnavailableSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_register", "clone3"}
+var unavailableSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_register", "clone3"}
 
 // Constants of the argument filter (socket(2), ioctl_tty(2), clone(2), unshare(2)).
 const (
@@ -54,8 +54,8 @@ func loadSeccomp(network bool) error {
 		Policy: seccomp.Policy{
 			DefaultAction: seccomp.ActionAllow,
 			Syscalls: []seccomp.SyscallGroup{
-				{Action: seccomp.ActionErrno | seccomp.Action(unix.EPERM), Names: known(DeniedSyscalls)},
-				{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: known(UnavailableSyscalls)},
+				{Action: seccomp.ActionErrno | seccomp.Action(unix.EPERM), Names: known(deniedSyscalls)},
+				{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: known(unavailableSyscalls)},
 			},
 		},
 	}
