@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/s-code-dev/s-code/internal/sandbox"
 )
 
 // TestMain lets testscript run this test binary as the real `s-code` command.
@@ -22,7 +25,14 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile},
+		// [landlock]: this kernel can confine commands (the sandbox checks need it).
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return sandbox.ProbeFeatures().Confines(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
 			env.Setenv("HOME", env.WorkDir+"/home")
