@@ -136,7 +136,11 @@ var systemDeniedPaths = []string{
 // server (Git hooks and config, e.g. core.fsmonitor and core.hooksPath; agent, IDE and
 // direnv control files).
 var protectedNames = []string{
-	".git/hooks", ".git/config", ".claude", ".codex", ".gemini", ".cursor", ".vscode",
+	".git/hooks", ".git/config",
+	// Submodules and linked worktrees keep their own hooks and config (core.hooksPath,
+	// config.worktree) here.
+	".git/modules", ".git/worktrees",
+	".claude", ".codex", ".gemini", ".cursor", ".vscode",
 	".idea", ".mcp.json", ".envrc",
 }
 

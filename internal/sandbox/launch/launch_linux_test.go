@@ -151,6 +151,7 @@ func newFixture(t testing.TB, network bool) *fixture {
 	write(t, filepath.Join(f.ws, ".git", "config"), "[core]\n\tbare = false\n")
 	write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit.sample"), "#!/bin/sh\n")
 	write(t, filepath.Join(f.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	write(t, filepath.Join(f.ws, ".git", "modules", "sub", "config"), "[core]\n")
 	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "objects"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -265,6 +266,9 @@ func TestFilesystem(t *testing.T) {
 		{"write /tmp", `echo x > /tmp/s-code-sandbox-test-$$`, false},
 		{"write .git/hooks", `echo x > .git/hooks/pre-commit`, false},
 		{"write .git/config", `echo x >> .git/config`, false},
+		{"write a submodule's config", `echo x >> .git/modules/sub/config`, false},
+		{"create a submodule hook", `mkdir -p .git/modules/sub/hooks`, false},
+		{"write git objects", `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd`, true},
 		{"create .vscode", `mkdir .vscode`, false},
 		{"read an SSH key", `cat "$HOME/.ssh/id_ed25519"`, false},
 		{"read the host npmrc", `cat "$HOME/.npmrc"`, false},
