@@ -264,6 +264,11 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	}
 	if a0.dyn || a0.proc || a0.glob {
 		a.find(c, "dynamic.command", Ask, "")
+		if a0.alt != "" {
+			// Judge the default as well: ${X:-rm} runs rm when X is unset.
+			alt := append([]arg{lit(a0.alt)}, argv[1:]...)
+			a.judgeProgram(alt, c)
+		}
 		return effShellStdin
 	}
 	name := a0.s

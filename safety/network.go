@@ -85,6 +85,10 @@ func (a *analyzer) upload(x arg, c *callInfo) {
 	if x.s == "" || x.s == "-" {
 		return
 	}
+	if strings.HasPrefix(x.s, "~/") && a.ctx.Home != "" {
+		// curl does not expand ~, but a model writing it means the home directory.
+		x.s = a.ctx.Home + x.s[1:]
+	}
 	if p, ok := a.resolve(x); ok && a.isCredential(p) {
 		a.find(c, "exfil.credential", Deny, "Uploading "+p)
 	}

@@ -360,7 +360,7 @@ func hAccount(a *analyzer, argv []arg, c *callInfo) eff {
 		if len(argv) > 1 && (argv[1].s == "-c" || argv[1].s == "--check") {
 			return 0
 		}
-		a.find(c, "privilege.user-account", Deny, "")
+		a.find(c, "root.change", Ask, "visudo edits the sudoers file; review the change")
 		return 0
 	}
 	for _, x := range argv[1:] {

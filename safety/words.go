@@ -20,6 +20,7 @@ type arg struct {
 	glob bool         // s contains an unquoted glob character
 	net  bool         // a substitution in the word produces downloaded or decoded content
 	proc bool         // the word is a process substitution
+	alt  string       // for ${X:-word}: the literal word used when X is unset or empty
 	w    *syntax.Word // the source word; nil for synthesized arguments
 }
 
@@ -61,10 +62,71 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 	}
 	e := wordEval{a: a, vals: []string{""}, assign: assign}
 	e.parts(w.Parts, false, true)
+	if e.split {
+		// Unquoted known values with blanks split into several fields.
+		var out []string
+		for _, v := range e.vals {
+			out = append(out, strings.Fields(v)...)
+		}
+		e.vals = out
+	}
 	for _, v := range e.vals {
-		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w})
+		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, alt: defaultWord(w)})
 	}
 	return dst
+}
+
+// defaultWord returns the literal default of a word that is only ${X:-word} (or ${X-word},
+// ${X:=word}, ${X=word}), quoted or not, or "".
+func defaultWord(w *syntax.Word) string {
+	if len(w.Parts) != 1 {
+		return ""
+	}
+	p := w.Parts[0]
+	if dq, ok := p.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		p = dq.Parts[0]
+	}
+	pe, ok := p.(*syntax.ParamExp)
+	if !ok || pe.Exp == nil || pe.Exp.Word == nil {
+		return ""
+	}
+	switch pe.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		if l := pe.Exp.Word.Lit(); l != "" && plainLit(l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// echoOutput returns what a command substitution prints when it is a single echo or
+// printf of literal words (such as $(echo rm)), so that the value is judged, not guessed.
+func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
+	if len(stmts) != 1 || len(stmts[0].Redirs) > 0 || stmts[0].Background {
+		return "", false
+	}
+	call, ok := stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 {
+		return "", false
+	}
+	name := call.Args[0].Lit()
+	if name != "echo" && name != "printf" {
+		return "", false
+	}
+	var parts []string
+	for i, w := range call.Args[1:] {
+		var buf [2]arg
+		vs := a.word(buf[:0], w, false)
+		if len(vs) != 1 || vs[0].dyn || vs[0].glob {
+			return "", false
+		}
+		s := vs[0].s
+		if i == 0 && strings.HasPrefix(s, "-") || strings.Contains(s, "%") || strings.Contains(s, "\\") {
+			return "", false
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " "), true
 }
 
 // wordEval accumulates the fields of one word.
@@ -75,6 +137,7 @@ type wordEval struct {
 	glob   bool
 	net    bool
 	proc   bool
+	split  bool // an unquoted known value holds blanks
 	assign bool
 }
 
@@ -130,8 +193,18 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		if !dq && strings.ContainsAny(v, "*?[") {
 			e.glob = true
 		}
+		if !dq && strings.ContainsAny(v, " \t\n") {
+			e.split = true
+		}
 		e.push(v)
 	case *syntax.CmdSubst:
+		if out, ok := echoOutput(a, x.Stmts); ok {
+			if !dq && strings.ContainsAny(out, " \t\n") {
+				e.split = true
+			}
+			e.push(out)
+			return
+		}
 		a.depth++
 		ef := a.sub(x.Stmts)
 		a.depth--

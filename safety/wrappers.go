@@ -143,7 +143,9 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		if s == "--" || s == "-" {
 			i++
-			stdinMode = s == "-"
+			if s == "-" {
+				stdinMode = true
+			}
 			break
 		}
 		if len(s) < 2 || (s[0] != '-' && s[0] != '+') {
