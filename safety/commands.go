@@ -131,7 +131,7 @@ func init() {
 	register(hDisown, "disown", "bg", "fg")
 
 	register(interp("c", "c", "m"), "python", "python2", "python3", "pypy", "pypy3", "ipython", "jython")
-	register(interp("e", "ep", "r"), "node", "nodejs")
+	register(interp("ep", "ep", "r"), "node", "nodejs")
 	register(interp("eE", "eE", "IM"), "perl")
 	register(interp("e", "e", "rI"), "ruby", "irb", "jruby")
 	register(interp("r", "r", ""), "php")

@@ -216,7 +216,7 @@ func hAwk(a *analyzer, argv []arg, c *callInfo) eff {
 // awkProgram scans an awk program outside string and regex literals.
 func (a *analyzer) awkProgram(s string, c *callInfo) {
 	inPrint, depth := false, 0
-	prevSig := byte(0)
+	prevSig := byte('\n')
 	word := func(i int) (string, int) {
 		j := i
 		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
