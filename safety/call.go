@@ -10,8 +10,25 @@ import (
 // what its redirections feed to its standard input.
 type callInfo struct {
 	pos, end int
-	in       *stdin
+	in       stdin
 }
+
+// newCall returns a callInfo from the analyzer's free list (so that judging allocates
+// little); release it with freeCall when the call is judged.
+func (a *analyzer) newCall(pos, end int) *callInfo {
+	var c *callInfo
+	if n := len(a.free); n > 0 {
+		c = a.free[n-1]
+		a.free = a.free[:n-1]
+		*c = callInfo{}
+	} else {
+		c = new(callInfo)
+	}
+	c.pos, c.end = pos, end
+	return c
+}
+
+func (a *analyzer) freeCall(c *callInfo) { a.free = append(a.free, c) }
 
 // find records a finding about the simple command c.
 func (a *analyzer) find(c *callInfo, id string, d Decision, detail string) {
@@ -23,18 +40,21 @@ type handler func(a *analyzer, argv []arg, c *callInfo) eff
 
 // call judges a simple command: its assignments, its words and then its argv.
 func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
-	c := &callInfo{pos: int(x.Pos().Offset()), end: int(x.End().Offset()), in: in}
+	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
+	defer a.freeCall(c)
+	c.in = *in
 	for _, as := range x.Assigns {
 		a.assign(as, c, len(x.Args) == 0)
 	}
 	if len(x.Args) == 0 {
 		return 0
 	}
-	var buf [8]arg
-	argv := buf[:0]
+	start := len(a.argStack)
 	for _, w := range x.Args {
-		argv = a.word(argv, w, false)
+		a.argStack = a.word(a.argStack, w, false)
 	}
+	argv := a.argStack[start:len(a.argStack):len(a.argStack)]
+	defer func() { a.argStack = a.argStack[:start] }()
 	if len(argv) == 0 || a.over {
 		return 0
 	}
@@ -103,7 +123,8 @@ func (a *analyzer) envName(name string, c *callInfo) {
 
 // decl judges declare, typeset, export, local, readonly and nameref.
 func (a *analyzer) decl(x *syntax.DeclClause) {
-	c := &callInfo{pos: int(x.Pos().Offset()), end: int(x.End().Offset()), in: &stdin{}}
+	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
+	defer a.freeCall(c)
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
 			var buf [2]arg
@@ -264,10 +285,11 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	}
 	if a0.dyn || a0.proc || a0.glob {
 		a.find(c, "dynamic.command", Ask, "")
-		if a0.alt != "" {
-			// Judge the default as well: ${X:-rm} runs rm when X is unset.
-			alt := append([]arg{lit(a0.alt)}, argv[1:]...)
-			a.judgeProgram(alt, c)
+		if a0.w != nil {
+			if alt := defaultWord(a0.w); alt != "" {
+				// Judge the default as well: ${X:-rm} runs rm when X is unset.
+				a.judgeProgram(append([]arg{lit(alt)}, argv[1:]...), c)
+			}
 		}
 		return effShellStdin
 	}

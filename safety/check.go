@@ -19,9 +19,15 @@ const (
 	maxBraceFields = 256      // fields one word may expand to by brace expansion
 )
 
+// pooledParser is a parser with the reader it parses from, reused between calls.
+type pooledParser struct {
+	p *syntax.Parser
+	r strings.Reader
+}
+
 var parserPools = [2]sync.Pool{
-	{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }},
-	{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangPOSIX)) }},
+	{New: func() any { return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))} }},
+	{New: func() any { return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangPOSIX))} }},
 }
 
 // parse parses src in dialect d with a pooled parser.
@@ -30,9 +36,11 @@ func parse(src string, d Dialect) (*syntax.File, error) {
 	if d == POSIX {
 		i = 1
 	}
-	p := parserPools[i].Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	parserPools[i].Put(p)
+	pp := parserPools[i].Get().(*pooledParser)
+	pp.r.Reset(src)
+	f, err := pp.p.Parse(&pp.r, "")
+	pp.r.Reset("")
+	parserPools[i].Put(pp)
 	return f, err
 }
 
@@ -47,11 +55,18 @@ func Check(command string, ctx Context) (v Verdict) {
 		}
 	}()
 	ctx = normalize(ctx)
-	a := &analyzer{ctx: ctx, top: command, cwd: ctx.Cwd}
+	a := analyzers.Get().(*analyzer)
+	*a = analyzer{ctx: ctx, top: command, cwd: ctx.Cwd, argStack: a.argStack[:0], free: a.free}
 	a.src = source{text: command, base: 0}
 	a.run(command, ctx.Dialect)
-	return a.verdict()
+	v = a.verdict()
+	a.findings = nil
+	analyzers.Put(a)
+	return v
 }
+
+// analyzers pools analyzer values so that their buffers are reused between calls.
+var analyzers = sync.Pool{New: func() any { return new(analyzer) }}
 
 // normalize cleans the context's paths and fills Cwd from Workspace.
 func normalize(ctx Context) Context {

@@ -47,6 +47,9 @@ type analyzer struct {
 	fstk  []string          // functions whose bodies are being judged
 	pipe  bool              // judging a stage of a pipeline with more than one stage
 	bg    bool              // judging a backgrounded statement
+
+	argStack []arg       // argv of the simple commands being judged, as a stack
+	free     []*callInfo // callInfo values to reuse
 }
 
 // tick counts one node against the budget and reports whether judging may go on.
@@ -103,6 +106,9 @@ func (a *analyzer) addAt(id string, d Decision, off int, cmd, detail string) {
 		} else {
 			msg = detail
 		}
+	}
+	if a.findings == nil {
+		a.findings = make([]Finding, 0, 2)
 	}
 	a.findings = append(a.findings, Finding{Rule: id, Decision: d, Command: cmd, Offset: off, Message: msg})
 }

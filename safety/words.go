@@ -20,7 +20,6 @@ type arg struct {
 	glob bool         // s contains an unquoted glob character
 	net  bool         // a substitution in the word produces downloaded or decoded content
 	proc bool         // the word is a process substitution
-	alt  string       // for ${X:-word}: the literal word used when X is unset or empty
 	sub  bool         // the value comes (in part) from a command substitution
 	w    *syntax.Word // the source word; nil for synthesized arguments
 }
@@ -72,7 +71,7 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 		e.vals = out
 	}
 	for _, v := range e.vals {
-		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, alt: defaultWord(w), sub: e.sub})
+		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, sub: e.sub})
 	}
 	return dst
 }

@@ -216,8 +216,8 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 // stdinCode judges a shell or interpreter that runs code from stdin: a literal here-document
 // or here-string is judged (for shells) and otherwise a person must approve.
 func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
-	in := c.in
-	if in != nil && in.hasInput {
+	in := &c.in
+	if in.hasInput {
 		if in.net {
 			a.find(c, "network.pipe-to-shell", Deny, "Downloaded or decoded content is fed to a shell or interpreter")
 			return effShellStdin
@@ -232,7 +232,7 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 		}
 	}
 	if shell {
-		if in == nil || !in.hasInput {
+		if !in.hasInput {
 			a.find(c, "exec.shell-stdin", Ask, "")
 		}
 	} else {
