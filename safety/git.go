@@ -110,6 +110,12 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	args := argv[i:]
+	for _, x := range args[1:] {
+		if strings.HasPrefix(x.s, "--upload-pack") || strings.HasPrefix(x.s, "--receive-pack") || (x.s == "--exec" || strings.HasPrefix(x.s, "--exec=")) && sub.s != "rebase" {
+			a.find(c, "git.config-exec", Deny, "git "+sub.s+" "+x.s+" runs a program")
+			return 0
+		}
+	}
 	switch sub.s {
 	case "status", "blame", "annotate", "shortlog", "describe", "rev-parse", "rev-list",
 		"ls-files", "ls-tree", "cat-file", "whatchanged", "show-ref", "for-each-ref",
@@ -135,6 +141,14 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	case "worktree":
 		if len(args) > 1 && args[1].s == "list" {
 			return 0
+		}
+		if len(args) > 2 && args[1].s == "add" {
+			for _, x := range args[2:] {
+				if !strings.HasPrefix(x.s, "-") {
+					a.writeTarget(x, "write", c.pos, c.end)
+					break
+				}
+			}
 		}
 	case "reflog":
 		if len(args) == 1 || args[1].s == "show" || strings.HasPrefix(args[1].s, "-") && args[1].s != "--delete" || !isGitReflogVerb(args[1].s) {
@@ -308,7 +322,7 @@ func (a *analyzer) gitList(args []arg, c *callInfo, listOpts []string) eff {
 // denied; other sets ask; --file writes another file.
 func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 	var ops []arg
-	get := false
+	get, verb := false, false
 	for j := 1; j < len(args); j++ {
 		s := args[j].s
 		switch {
@@ -338,10 +352,19 @@ func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 				a.find(c, "git.config-exec", Deny, "git config edit opens an editor on the configuration")
 				return 0
 			}
+			if ops[0].s == "unset" || ops[0].s == "remove-section" {
+				a.find(c, "git.config-set", Ask, "")
+				return 0
+			}
 			ops = ops[1:]
+			verb = true
 		}
 	}
-	if get || len(ops) <= 1 && !hasOpt(args, "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section") {
+	if hasOpt(args, "--unset", "--unset-all", "--remove-section") {
+		a.find(c, "git.config-set", Ask, "")
+		return 0
+	}
+	if get || !verb && len(ops) <= 1 && !hasOpt(args, "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section") {
 		return 0
 	}
 	if len(ops) > 0 && (ops[0].dyn || gitExecKey(ops[0].s)) {

@@ -188,7 +188,7 @@ func (a *analyzer) classify(p string) pathClass {
 		return pcWorkspace
 	}
 	for _, t := range tmpDirs {
-		if within(p, t) && p != t {
+		if within(p, t) {
 			return pcTmp
 		}
 	}

@@ -334,7 +334,14 @@ func (e *wordEval) tilde(v string) string {
 	a := e.a
 	switch name {
 	case "":
-		if a.ctx.Home == "" || a.homeChanged() {
+		if h, ok := a.vars["HOME"]; ok {
+			if strings.Contains(h, dyn) {
+				e.dyn = true
+				return dyn + v[end:]
+			}
+			return h + v[end:]
+		}
+		if a.ctx.Home == "" {
 			e.dyn = true
 			return dyn + v[end:]
 		}
