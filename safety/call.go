@@ -300,7 +300,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		if !systemBinDir(name[:i]) {
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
-			return effShellStdin
+			return 0
 		}
 		name = name[i+1:]
 	}
@@ -315,7 +315,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	h := lookup(name)
 	if h == nil {
 		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
-		return effShellStdin
+		return 0
 	}
 	return h(a, argv, c)
 }

@@ -251,6 +251,9 @@ func (a *analyzer) destroy(x arg, fam string, c *callInfo) bool {
 	if !ok {
 		return false
 	}
+	if !x.glob && !strings.Contains(p, dyn) && strings.HasSuffix(p, "*") {
+		return false // a file literally named *
+	}
 	id := a.critical(p)
 	if id == "" {
 		return false
@@ -280,6 +283,10 @@ func hRm(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	p := parseArgs(argv, sp)
 	rec := p.has("r", "R", "--recursive") || argv[0].s == "shred" || argv[0].s == "srm"
+	if argv[0].s == "rmdir" || argv[0].s == "unlink" {
+		a.writes(p.ops, c)
+		return 0
+	}
 	fam := "rm"
 	if argv[0].s == "shred" {
 		fam = "shred"

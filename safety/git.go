@@ -12,14 +12,14 @@ func gitExecKey(k string) bool {
 		"core.askpass", "core.gitproxy", "core.alternaterefscommand", "core.worktree",
 		"diff.external", "credential.helper", "gpg.program", "sequence.editor",
 		"uploadpack.packobjectshook", "include.path", "sendemail.smtpserver",
-		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd", "merge.tool",
-		"diff.tool", "ssh.variant", "safe.directory", "protocol.allow", "http.proxy":
+		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd",
+		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy":
 		return true
 	}
 	parts := strings.Split(k, ".")
 	first, last := parts[0], parts[len(parts)-1]
 	switch first {
-	case "alias", "pager", "includeif", "filter", "guitool":
+	case "pager", "includeif", "filter", "guitool":
 		return true
 	case "diff":
 		return last == "textconv" || last == "command" || last == "external"
@@ -43,6 +43,16 @@ func gitExecKey(k string) bool {
 		return false
 	}
 	return false
+}
+
+// gitExecSetting reports whether setting key to value can make Git run a program: an
+// exec key (gitExecKey), or an alias whose value starts with "!" (a shell command).
+func gitExecSetting(key, value string, dynValue bool) bool {
+	if strings.HasPrefix(strings.ToLower(key), "alias.") {
+		v := strings.TrimSpace(value)
+		return dynValue || strings.HasPrefix(v, "!")
+	}
+	return gitExecKey(key)
 }
 
 // gitGlobal lists git's global options that take an argument.
@@ -78,8 +88,8 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 				a.cwd = ""
 			}
 		case "-c":
-			k, _, _ := strings.Cut(v.s, "=")
-			if v.dyn || gitExecKey(k) {
+			k, val, _ := strings.Cut(v.s, "=")
+			if strings.HasPrefix(v.s, dyn) || gitExecSetting(k, val, v.dyn) {
 				a.find(c, "git.config-exec", Deny, "git -c "+display(k))
 			}
 		case "--config-env":
@@ -197,8 +207,8 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 				case "-b", "--branch", "-o", "--origin", "--depth", "--reference", "--separate-git-dir", "-j", "--jobs", "--filter", "--template", "-u", "--upload-pack", "-c", "--config", "--shallow-since", "--shallow-exclude", "--bundle-uri", "--server-option", "--ref-format":
 					if s == "-c" || s == "--config" || s == "-u" || s == "--upload-pack" || s == "--template" {
 						if j+1 < len(args) {
-							k, _, _ := strings.Cut(args[j+1].s, "=")
-							if s == "-u" || s == "--upload-pack" || s == "--template" || gitExecKey(k) {
+							k, val, _ := strings.Cut(args[j+1].s, "=")
+							if s == "-u" || s == "--upload-pack" || s == "--template" || gitExecSetting(k, val, args[j+1].dyn) {
 								a.find(c, "git.config-exec", Deny, "git clone "+s)
 							}
 						}
@@ -367,7 +377,11 @@ func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 	if get || !verb && len(ops) <= 1 && !hasOpt(args, "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section") {
 		return 0
 	}
-	if len(ops) > 0 && (ops[0].dyn || gitExecKey(ops[0].s)) {
+	val, valDyn := "", false
+	if len(ops) > 1 {
+		val, valDyn = ops[1].s, ops[1].dyn
+	}
+	if len(ops) > 0 && (ops[0].dyn || gitExecSetting(ops[0].s, val, valDyn)) {
 		a.find(c, "git.config-exec", Deny, "git config "+display(ops[0].s))
 		return 0
 	}

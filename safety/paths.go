@@ -417,6 +417,9 @@ func (a *analyzer) isCredential(p string) bool {
 	if credentialNames[last] {
 		return true
 	}
+	if comps[0] == "proc" && (last == "environ" || last == "mem") {
+		return true // another process's environment or memory
+	}
 	switch path.Ext(last) {
 	case ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore":
 		return true
