@@ -135,6 +135,7 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 				} else if k, _, ok := strings.Cut(v.s, "="); ok {
 					a.envName(k, c)
 				}
+				a.subscriptCode(v, c)
 			}
 			continue
 		}
@@ -264,8 +265,16 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
 	for _, x := range argv[1:] {
+		if x.cred && e&effNetwork != 0 {
+			a.find(c, "exfil.credential", Deny, "A credential file's content is an argument of a network command")
+			break
+		}
 		if a.credentialArg(x) {
-			a.find(c, "credential.read", Ask, "The command reads a credential file")
+			if e&effNetwork != 0 && argv[0].s != "ssh" && argv[0].s != "scp" && argv[0].s != "rsync" && argv[0].s != "sftp" {
+				a.find(c, "exfil.credential", Deny, "A network command is given a credential file")
+			} else {
+				a.find(c, "credential.read", Ask, "The command reads a credential file")
+			}
 			e |= effCredRead
 			break
 		}
@@ -372,7 +381,8 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 		a.add("parse.differential", Deny, off, off, why+" (in a nested script)")
 	}
 	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
-	a.vars, a.funcs, a.fstk, a.pipe = nil, nil, nil, false
+	a.vars, a.funcs, a.fstk, a.pipe = a.params, nil, nil, false
+	a.params = nil
 	e := a.script(text, d)
 	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
 	a.src = saved

@@ -114,6 +114,9 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	if i >= len(argv) {
 		return 0
 	}
+	if w := a.ctx.Workspace; w != "" && a.ctx.Role != RoleRoot && (a.cwd == "" || !within(a.cwd, w)) {
+		a.find(c, "git.repo-override", Ask, "Git runs in a directory outside the workspace, whose repository configuration can run programs")
+	}
 	sub := argv[i]
 	if sub.dyn {
 		a.find(c, "dynamic.command", Ask, "The git subcommand is only known at run time")
@@ -226,7 +229,19 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
 		}
 		return effNetwork
-	case "difftool", "mergetool", "instaweb", "filter-branch", "filter-repo", "daemon", "send-email", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
+	case "difftool", "filter-branch":
+		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs programs")
+		for j := 1; j < len(args); j++ {
+			s := args[j].s
+			if j+1 < len(args) && (s == "-x" || s == "--extcmd" || strings.HasSuffix(s, "-filter") && strings.HasPrefix(s, "--") || s == "--setup") {
+				a.nested(args[j+1], POSIX, c)
+				j++
+			} else if strings.HasPrefix(s, "--extcmd=") {
+				a.nested(subArg(args[j], s[len("--extcmd="):]), POSIX, c)
+			}
+		}
+		return 0
+	case "mergetool", "instaweb", "filter-repo", "daemon", "send-email", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
 		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs configured programs or talks to other systems")
 		return 0
 	case "archive", "format-patch", "bundle", "bugreport", "diagnose":

@@ -433,6 +433,11 @@ func (a *analyzer) isCredential(p string) bool {
 			if underPattern(rel, pat) {
 				return true
 			}
+			// A directory that holds a store (~/.docker, ~/.config): reading it recursively
+			// reads the store.
+			if len(rel) > 0 && len(rel) < len(pat) && underPattern(pat[:len(rel)], rel) {
+				return true
+			}
 		}
 		// Globs over the home directory such as ~/.* may match a store.
 		if len(rel) == 1 && hasWild(rel[0]) {

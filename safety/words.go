@@ -21,6 +21,7 @@ type arg struct {
 	net  bool         // a substitution in the word produces downloaded or decoded content
 	proc bool         // the word is a process substitution
 	sub  bool         // the value comes (in part) from a command substitution
+	cred bool         // a substitution in the word outputs a credential file
 	w    *syntax.Word // the source word; nil for synthesized arguments
 }
 
@@ -71,7 +72,7 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 		e.vals = out
 	}
 	for _, v := range e.vals {
-		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, sub: e.sub})
+		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, sub: e.sub, cred: e.cred})
 	}
 	return dst
 }
@@ -139,6 +140,7 @@ type wordEval struct {
 	proc   bool
 	split  bool // an unquoted known value holds blanks
 	sub    bool // a command substitution was resolved
+	cred   bool // a substitution outputs a credential file
 	assign bool
 }
 
@@ -210,8 +212,11 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		a.depth++
 		ef := a.sub(x.Stmts)
 		a.depth--
-		if ef&(effFetch|effDecode|effCredRead) != 0 {
+		if ef&(effFetch|effDecode) != 0 {
 			e.net = true
+		}
+		if ef&effCredRead != 0 {
+			e.cred = true
 		}
 		e.dyn = true
 		e.push(dyn)
@@ -223,8 +228,11 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		a.depth++
 		ef := a.sub(x.Stmts)
 		a.depth--
-		if ef&(effFetch|effDecode|effCredRead) != 0 {
+		if ef&(effFetch|effDecode) != 0 {
 			e.net = true
+		}
+		if ef&effCredRead != 0 {
+			e.cred = true
 		}
 		e.proc = true
 		e.push("/dev/fd/63")
