@@ -107,11 +107,14 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 		return "", false
 	}
 	call, ok := stmts[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 {
+	if !ok || len(call.Assigns) > 0 || len(call.Args) < 1 {
 		return "", false
 	}
 	name := call.Args[0].Lit()
-	if name != "echo" && name != "printf" {
+	if name == "pwd" && len(call.Args) == 1 && a.cwd != "" {
+		return a.cwd, true
+	}
+	if name != "echo" && name != "printf" || len(call.Args) < 2 {
 		return "", false
 	}
 	var parts []string
@@ -169,6 +172,12 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		v := x.Value
 		if first && strings.HasPrefix(v, "~") {
 			v = e.tilde(v)
+		} else if first && !e.assign {
+			// bash expands ~ after the = of an argument that looks like an assignment
+			// (dd of=~/x), outside POSIX mode.
+			if i := strings.Index(v, "=~"); i > 0 && validName(v[:i]) && e.a.ctx.Dialect == Bash {
+				v = v[:i+1] + e.tilde(v[i+1:])
+			}
 		}
 		if e.assign {
 			v = e.tildeAfterColons(v)
@@ -385,6 +394,17 @@ func (e *wordEval) tildeAfterColons(v string) string {
 		}
 	}
 	return strings.Join(parts, ":")
+}
+
+// validName reports whether s is a shell variable name.
+func validName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // homeChanged reports whether this command assigned HOME, so ~ no longer means ctx.Home.
