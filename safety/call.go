@@ -75,6 +75,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	if as.Index != nil {
 		a.arith(as.Index)
 	}
+	var taint eff
 	if as.Value != nil {
 		var buf [2]arg
 		vs := a.word(buf[:0], as.Value, true)
@@ -82,6 +83,14 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 			val = vs[0].s
 		} else {
 			known = false
+		}
+		for _, v := range vs {
+			if v.net {
+				taint |= effFetch
+			}
+			if v.cred {
+				taint |= effCredRead
+			}
 		}
 	}
 	if as.Array != nil {
@@ -98,6 +107,12 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	}
 	name := as.Name.Value
 	a.envName(name, c)
+	if bare && (taint != 0 || a.taint[name] != 0) {
+		if a.taint == nil {
+			a.taint = map[string]eff{}
+		}
+		a.taint[name] = taint
+	}
 	if bare {
 		if a.vars == nil {
 			a.vars = map[string]string{}

@@ -88,6 +88,9 @@ func compMatch(c, want string) bool {
 	if !hasWild(lc) {
 		return lc == want
 	}
+	if strings.HasPrefix(want, ".") && !strings.HasPrefix(lc, ".") {
+		return false // a glob matches a leading dot only explicitly (dotglob is off)
+	}
 	ok, err := path.Match(lc, want)
 	return ok || err != nil
 }

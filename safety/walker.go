@@ -46,6 +46,7 @@ type analyzer struct {
 	oldSet bool              // OLDPWD has been set by a cd in this command
 	dirs   []string          // the pushd directory stack
 	params map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
+	taint  map[string]eff    // variables holding downloaded, decoded or credential content
 	vars   map[string]string // shell variables assigned literally in this command
 	funcs  map[string]bool   // functions defined in this command
 	fstk   []string          // functions whose bodies are being judged

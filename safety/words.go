@@ -196,6 +196,12 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 	case *syntax.DblQuoted:
 		e.parts(x.Parts, true, false)
 	case *syntax.ParamExp:
+		if x.Param != nil && a.taint != nil {
+			if t := a.taint[x.Param.Value]; t != 0 {
+				e.net = e.net || t&effFetch != 0
+				e.cred = e.cred || t&effCredRead != 0
+			}
+		}
 		v, ok := a.param(x)
 		if !ok {
 			e.dyn = true
