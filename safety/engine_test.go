@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -665,15 +666,30 @@ func TestPOSIXDialect(t *testing.T) {
 		want Decision
 	}{
 		{"ls -la && git status", Allow},
-		{"[[ -f x ]] && ls", Ask},             // not POSIX: a parse error
-		{"echo $(rm -rf /)", Deny},            // substitutions are judged
-		{"dd of=~/.bashrc if=x", Ask},         // no tilde expansion after = in POSIX mode
-		{"sh -c 'rm -rf /'", Deny},            // nested shells still judged
-		{"x() { rm -rf ~; }; x", Deny},        // functions
+		{"[[ -f x ]] && ls", Ask},              // not POSIX: a parse error
+		{"echo $(rm -rf /)", Deny},             // substitutions are judged
+		{"dd of=~/.bashrc if=x", Ask},          // no tilde expansion after = in POSIX mode
+		{"sh -c 'rm -rf /'", Deny},             // nested shells still judged
+		{"x() { rm -rf ~; }; x", Deny},         // functions
 		{"f=$(curl -s x); sh -c \"$f\"", Deny}, // downloaded script in a variable
 	} {
 		if v := Check(c.cmd, ctx); v.Decision != c.want {
 			t.Errorf("sh: %q = %s, want %s; %+v", c.cmd, v.Decision, c.want, v.Findings)
+		}
+	}
+}
+
+// TestRulesDoc checks that docs/rules.md lists every built-in rule with its decision.
+func TestRulesDoc(t *testing.T) {
+	data, err := os.ReadFile("../docs/rules.md")
+	if err != nil {
+		t.Fatalf("read docs/rules.md: %v", err)
+	}
+	doc := string(data)
+	for id, r := range rules {
+		row := "| `" + id + "` | " + r.decision.String() + " |"
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/rules.md has no row starting %q", row)
 		}
 	}
 }
