@@ -134,8 +134,9 @@ func init() {
 	register(interp("e", "e", "rI"), "ruby", "irb", "jruby")
 	register(interp("r", "r", ""), "php")
 	register(interp("e", "e", "l"), "lua", "luajit")
-	register(interp("e", "e", ""), "osascript", "Rscript", "julia", "tclsh", "wish", "elixir", "erl", "escript", "gjs", "qjs", "jjs", "groovy", "scala", "kotlin", "swift", "jshell", "R", "octave", "racket", "guile", "sbcl", "clisp", "ghci", "runghc", "runhaskell", "ocaml", "php-cli", "crystal", "nim", "dart", "bb", "nu", "pwsh", "powershell", "vim", "vi", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "micro", "ed", "ex", "code", "subl", "gedit", "kate", "mcedit", "joe", "helix", "hx", "kak", "dc")
+	register(interp("e", "e", ""), "osascript", "Rscript", "julia", "tclsh", "wish", "elixir", "erl", "escript", "gjs", "qjs", "jjs", "groovy", "scala", "kotlin", "swift", "jshell", "R", "octave", "racket", "guile", "sbcl", "clisp", "ghci", "runghc", "runhaskell", "ocaml", "php-cli", "crystal", "nim", "dart", "bb", "nu", "pwsh", "powershell", "dc")
 	register(hDeno, "deno", "bun")
+	register(hEditor, "vim", "vi", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "micro", "ed", "ex", "code", "subl", "gedit", "kate", "mcedit", "joe", "helix", "hx", "kak")
 	register(hRunWorkspace, "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "buck2", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "lein", "rake", "just", "task", "mage", "tox", "nox", "pytest", "py.test", "jest", "vitest", "mocha", "karma", "phpunit", "rspec", "tsc", "tsx", "ts-node", "esbuild", "webpack", "vite", "rollup", "parcel", "babel", "eslint", "prettier", "black", "ruff", "isort", "flake8", "pylint", "mypy", "pyright", "rubocop", "golangci-lint", "staticcheck", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "java", "kotlinc", "scalac", "ghc", "dotnet", "msbuild", "xcodebuild", "swiftc", "zig", "nasm", "as", "ld", "gdb", "lldb", "perf", "hyperfine", "pre-commit", "terraform", "tofu", "pulumi", "ansible", "ansible-playbook", "vagrant", "packer", "helm", "skaffold", "tilt", "air", "nodemon", "nvm", "pyenv", "rbenv", "virtualenv", "composer", "mix", "rebar3", "stack", "cabal", "opam", "dune", "sphinx-build", "mkdocs", "hugo", "jekyll", "zola", "sass", "lessc", "protoc", "buf", "flatc", "thrift", "swagger-codegen", "openapi-generator", "sqlc", "wire", "mockgen", "stringer", "jupyter", "streamlit", "flask", "django-admin", "uvicorn", "gunicorn", "rails", "artisan", "deploy", "ctest", "cpack", "autoreconf", "autoconf", "automake", "libtool", "configure", "bear", "scons", "waf", "premake5", "xmake")
 	register(hEnvRunner, "uv", "rye", "poetry", "pdm", "hatch", "pipenv", "conda", "mamba", "micromamba", "bundle", "bundler", "mise", "asdf", "direnv", "nix-shell", "nix", "devbox", "pixi")
 	register(hNpm, "npm", "yarn", "pnpm", "corepack")
@@ -661,6 +662,15 @@ func hGofmt(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(dirAll(x), "write", c.pos, c.end)
 		}
 	}
+	return 0
+}
+
+// hEditor: editors change files and can run shell commands (vim :!, emacs M-!, ed !).
+func hEditor(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) {
+		return 0
+	}
+	a.find(c, "exec.tool-exec", Ask, argv[0].s+" is an interactive editor that can change files and run commands")
 	return 0
 }
 

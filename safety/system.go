@@ -102,6 +102,12 @@ func hKill(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 	}
 	if name == "kill" {
+		for j, x := range argv[1:] {
+			if x.s == "1" && argv[j].s != "-s" && argv[j].s != "-n" {
+				a.find(c, "system.power", Deny, "Signalling process 1 (init) brings the system down")
+				return 0
+			}
+		}
 		// kill -9 -1, kill -s KILL -1, kill -KILL -1.
 		last := argv[len(argv)-1].s
 		if last == "-1" && len(argv) >= 3 {
@@ -214,6 +220,12 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 	case "ip":
 		readOnly = ipReadOnly(argv)
+		for j := 1; j+3 < len(argv); j++ {
+			if (argv[j].s == "netns" || argv[j].s == "vrf") && argv[j+1].s == "exec" {
+				a.sysChange(c, "ip "+argv[j].s+" exec runs a command in another network context")
+				return a.judge(argv[j+3:], c)
+			}
+		}
 	case "route", "ifconfig", "iwconfig":
 		readOnly = len(argv) <= 2 || len(argv) == 2 && strings.HasPrefix(argv[1].s, "-")
 		if name == "route" {

@@ -47,11 +47,14 @@ type analyzer struct {
 	dirs   []string          // the pushd directory stack
 	params map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
 	taint  map[string]eff    // variables holding downloaded, decoded or credential content
-	vars   map[string]string // shell variables assigned literally in this command
-	funcs  map[string]bool   // functions defined in this command
-	fstk   []string          // functions whose bodies are being judged
-	pipe   bool              // judging a stage of a pipeline with more than one stage
-	bg     bool              // judging a backgrounded statement
+
+	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
+	pipeKnown bool              // pipeText is known
+	vars      map[string]string // shell variables assigned literally in this command
+	funcs     map[string]bool   // functions defined in this command
+	fstk      []string          // functions whose bodies are being judged
+	pipe      bool              // judging a stage of a pipeline with more than one stage
+	bg        bool              // judging a backgrounded statement
 
 	argStack []arg       // argv of the simple commands being judged, as a stack
 	free     []*callInfo // callInfo values to reuse
@@ -297,9 +300,13 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	var before, all eff
 	pipe := a.pipe
 	a.pipe = true
-	for _, st := range stages {
+	for i, st := range stages {
 		cwd := a.cwd
+		if i > 0 {
+			a.pipeText, a.pipeKnown = literalOutput(a, stages[i-1])
+		}
 		e := a.stmt(st)
+		a.pipeText, a.pipeKnown = "", false
 		a.cwd = cwd
 		if e&effShellStdin != 0 && before&(effFetch|effDecode) != 0 {
 			a.addNode("network.pipe-to-shell", Deny, st, "Downloaded or decoded content is piped into a shell or interpreter")
@@ -312,6 +319,41 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	}
 	a.pipe = pipe
 	return all
+}
+
+// literalOutput returns what a pipeline stage prints when it is an echo or printf of
+// literal words, or cat of a literal here-document or here-string.
+func literalOutput(a *analyzer, s *syntax.Stmt) (string, bool) {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", false
+	}
+	if call.Args[0].Lit() == "cat" && len(call.Args) == 1 && len(s.Redirs) == 1 {
+		r := s.Redirs[0]
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc == nil {
+				return "", true
+			}
+			if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
+				return l, true
+			}
+		case syntax.WordHdoc:
+			if len(r.Word.Parts) == 1 {
+				if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
+					return q.Value, true
+				}
+			}
+		}
+		return "", false
+	}
+	if len(s.Redirs) > 0 {
+		return "", false
+	}
+	saved := a.findings
+	out, ok := echoOutput(a, []*syntax.Stmt{s})
+	a.findings = saved // echoOutput judged the words already with the stage itself
+	return out, ok
 }
 
 // funcDecl judges a function body once, as if the function were called, and checks that its

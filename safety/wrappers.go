@@ -245,6 +245,12 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 			return effShellStdin
 		}
 	}
+	if shell && !in.hasInput && a.pipeKnown {
+		text := a.pipeText
+		a.pipeText, a.pipeKnown = "", false
+		a.nestedText(text, -1, d, c)
+		return effShellStdin
+	}
 	if shell {
 		if !in.hasInput {
 			a.find(c, "exec.shell-stdin", Ask, "")
