@@ -279,6 +279,12 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	}
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
+	if metaOnly[argv[0].s] {
+		if a.ctx.Policy != nil {
+			a.applyPolicy(argv, c, start)
+		}
+		return e
+	}
 	for _, x := range argv[1:] {
 		if x.cred && e&effNetwork != 0 {
 			a.find(c, "exfil.credential", Deny, "A credential file's content is an argument of a network command")
@@ -298,6 +304,16 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 		a.applyPolicy(argv, c, start)
 	}
 	return e
+}
+
+// metaOnly lists programs that only read names and metadata, never file contents, so
+// naming a credential file is not reading it.
+var metaOnly = map[string]bool{
+	"ls": true, "stat": true, "du": true, "tree": true, "test": true, "[": true,
+	"dirname": true, "basename": true, "realpath": true, "readlink": true, "namei": true,
+	"lsattr": true, "getfacl": true, "exa": true, "eza": true, "lsd": true, "df": true,
+	"dir": true, "vdir": true, "pwd": true, "echo": true, "printf": true, "cd": true,
+	"pushd": true, "mkdir": true, "touch": true,
 }
 
 // judgeProgram resolves argv[0] and calls its handler.
