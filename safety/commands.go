@@ -356,7 +356,7 @@ func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	if len(p.ops) >= 2 {
-		a.writeTarget(p.ops[len(p.ops)-1], "write", c.pos, c.end)
+		a.destination(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], c)
 	} else if len(p.ops) == 1 && p.ops[0].dyn {
 		a.find(c, "write.dynamic-path", Ask, "")
 	}
@@ -375,7 +375,33 @@ func hMv(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		a.writeTarget(x, "write", c.pos, c.end)
 	}
+	if len(p.ops) >= 2 {
+		a.destination(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], c)
+	}
 	return 0
+}
+
+// destination judges the destination of cp, mv and ln: the path itself and, as it may be a
+// directory, the path of each source's base name inside it (cp -r hooks .git/ writes
+// .git/hooks).
+func (a *analyzer) destination(dst arg, srcs []arg, c *callInfo) {
+	a.writeTarget(dst, "write", c.pos, c.end)
+	if dst.dyn {
+		return
+	}
+	for _, s := range srcs {
+		if s.dyn {
+			continue
+		}
+		b := path.Base(strings.TrimSuffix(s.s, "/"))
+		if b == "/" || b == "." || b == ".." {
+			continue
+		}
+		y := dst
+		y.s = strings.TrimSuffix(dst.s, "/") + "/" + b
+		y.glob = y.glob || s.glob
+		a.writeTarget(y, "write", c.pos, c.end)
+	}
 }
 
 // hLn: ln writes the link name (the last operand, -t DIR, or the source's base name in the
@@ -386,13 +412,40 @@ func hLn(a *analyzer, argv []arg, c *callInfo) eff {
 		a.writeTarget(t.val, "write", c.pos, c.end)
 		return 0
 	}
+	var name arg
 	switch {
 	case len(p.ops) >= 2:
-		a.writeTarget(p.ops[len(p.ops)-1], "write", c.pos, c.end)
+		name = p.ops[len(p.ops)-1]
+		a.destination(name, p.ops[:len(p.ops)-1], c)
 	case len(p.ops) == 1:
-		a.writeTarget(lit(path.Base(p.ops[0].s)), "write", c.pos, c.end)
+		name = lit(path.Base(p.ops[0].s))
+		a.writeTarget(name, "write", c.pos, c.end)
+	default:
+		return 0
+	}
+	if len(p.ops) <= 2 {
+		a.recordLink(name, p.ops[0])
 	}
 	return 0
+}
+
+// recordLink remembers that name is now a link to target, so that later writes through
+// name are judged as writes to target.
+func (a *analyzer) recordLink(name, target arg) {
+	n, ok := a.resolve(name)
+	if !ok || strings.Contains(n, dyn) {
+		return
+	}
+	t := target.s
+	if target.dyn {
+		t = dyn
+	} else if !strings.HasPrefix(t, "/") {
+		t = path.Dir(n) + "/" + t
+	}
+	if a.links == nil {
+		a.links = map[string]string{}
+	}
+	a.links[n] = path.Clean(t)
 }
 
 // hChmod: chmod, chown and chgrp change their operands after the mode or owner; recursive

@@ -241,7 +241,26 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		}
 		return 0
-	case "mergetool", "instaweb", "filter-repo", "daemon", "send-email", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
+	case "send-email":
+		a.find(c, "network.access", Ask, "git send-email sends mail")
+		for j := 1; j < len(args); j++ {
+			s := args[j].s
+			name, val, eq := strings.Cut(s, "=")
+			switch name {
+			case "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server":
+				v := subArg(args[j], val)
+				if !eq && j+1 < len(args) {
+					j++
+					v = args[j]
+				}
+				if name == "--smtp-server" && !strings.HasPrefix(v.s, "/") {
+					continue
+				}
+				a.nested(v, POSIX, c)
+			}
+		}
+		return effNetwork
+	case "mergetool", "instaweb", "filter-repo", "daemon", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
 		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs configured programs or talks to other systems")
 		return 0
 	case "archive", "format-patch", "bundle", "bugreport", "diagnose":

@@ -2,6 +2,7 @@ package safety
 
 import (
 	"path"
+	"sort"
 	"strings"
 )
 
@@ -112,10 +113,37 @@ func underPattern(rel []string, pat []string) bool {
 // protectedInWorkspace lists paths inside a workspace (at any depth) whose change runs code
 // or changes an agent's rules: Git hooks and config, agent and editor control files.
 var protectedInWorkspace = [][]string{
-	{".git", "hooks"}, {".git", "config"}, {".git", "info", "attributes"},
 	{".claude"}, {".codex"}, {".gemini"}, {".cursor"}, {".cursorrules"}, {".windsurf"},
 	{".windsurfrules"}, {".clinerules"}, {".vscode"}, {".idea"}, {".zed"}, {".mcp.json"},
 	{".envrc"}, {".husky"},
+}
+
+// protectedRel reports whether a workspace-relative path is protected: an agent or editor
+// control file at any depth, or inside a .git directory (also of submodules and
+// worktrees) a hooks directory, a config or config.worktree file, or info/attributes.
+func protectedRel(rel []string) bool {
+	for i := range rel {
+		if strings.Contains(rel[i], dyn) {
+			return false // a run-time name: only asks (write.dynamic-path)
+		}
+		if compMatch(rel[i], ".git") {
+			rest := rel[i+1:]
+			for j, r := range rest {
+				if compMatch(r, "hooks") || j == len(rest)-1 && (compMatch(r, "config") || compMatch(r, "config.worktree")) {
+					return true
+				}
+			}
+			if underPattern(rest, []string{"info", "attributes"}) {
+				return true
+			}
+		}
+		for _, pat := range protectedInWorkspace {
+			if underPattern(rel[i:], pat) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // homePersistence lists paths relative to a home directory that run code at login or on a
@@ -174,16 +202,8 @@ func (a *analyzer) classify(p string) pathClass {
 		}
 	}
 	if a.ctx.Workspace != "" && within(p, a.ctx.Workspace) && !anyDotDot(p) {
-		rel := splitPath(p[len(a.ctx.Workspace):])
-		for i := range rel {
-			if strings.Contains(rel[i], dyn) {
-				break // a run-time name: only asks (write.dynamic-path)
-			}
-			for _, pat := range protectedInWorkspace {
-				if underPattern(rel[i:], pat) {
-					return pcProtected
-				}
-			}
+		if protectedRel(splitPath(p[len(a.ctx.Workspace):])) {
+			return pcProtected
 		}
 		if strings.Contains(p, dyn) {
 			return pcDynamic
@@ -299,6 +319,19 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 		a.add(kind+".dynamic-path", Ask, pos, end, "")
 		return
 	}
+	for _, l := range sortedKeys(a.links) {
+		if t := a.links[l]; within(p, l) {
+			// The write goes through a link made earlier in this command.
+			y := lit(t + p[len(l):])
+			if strings.Contains(t, dyn) {
+				y = arg{s: t, dyn: true}
+			}
+			links := a.links
+			a.links = nil
+			a.writeTarget(y, kind, pos, end)
+			a.links = links
+		}
+	}
 	pc := a.classify(p)
 	switch pc {
 	case pcNull:
@@ -316,6 +349,19 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 		return
 	}
 	a.add(kind+"."+suffix, d, pos, end, "Writing "+display(p))
+}
+
+// sortedKeys returns the keys of m in order (so that findings come in a fixed order).
+func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // display renders a path for a message.
@@ -387,7 +433,9 @@ var credentialHome = [][]string{
 	{".azure"}, {".password-store"}, {".vault-token"}, {".config", "hub"},
 	{".terraform.d", "credentials.tfrc.json"}, {".local", "share", "keyrings"},
 	{"library", "keychains"}, {".config", "op"}, {".pgpass"}, {".my.cnf"},
-	{".config", "github-copilot"}, {".claude", ".credentials.json"},
+	{".config", "github-copilot"}, {".claude", ".credentials.json"}, {".bash_history"},
+	{".zsh_history"}, {".python_history"}, {".mysql_history"}, {".psql_history"},
+	{".node_repl_history"}, {".sqlite_history"}, {".histfile"}, {".local", "share", "fish", "fish_history"},
 }
 
 // credentialNames are file names of private keys and token files, wherever they are

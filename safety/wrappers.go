@@ -206,6 +206,12 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 					v = dyn
 				}
 				a.params[strconv.Itoa(n)] = v
+				if n > 0 {
+					if a.params["@"] != "" {
+						a.params["@"] += " "
+					}
+					a.params["@"] += v
+				}
 			}
 		}
 		e := a.nested(argv[i], d, c)
