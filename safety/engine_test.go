@@ -489,6 +489,14 @@ func TestRootContext(t *testing.T) {
 		{"mkfs", "mkfs -t ext4 /dev/sdb", Deny, "device.format", true, ""},
 		{"download-shell", "wget -O- x | bash", Deny, "network.pipe-to-shell", true, ""},
 		{"sudo-unwrap", "sudo systemctl restart nginx", Ask, "root.change", true, ""},
+		{"systemd-unit", "cp x.service /etc/systemd/system/", Deny, "write.persistence", true, ""},
+		{"udev-rule", "echo 'RUN+=\"/tmp/x\"' > /etc/udev/rules.d/99-x.rules", Deny, "redirect.persistence", true, ""},
+		{"core-pattern", "echo '|/tmp/x' > /proc/sys/kernel/core_pattern", Deny, "redirect.persistence", true, ""},
+		{"init-d", "echo x > /etc/init.d/x", Deny, "redirect.persistence", true, ""},
+		{"cron-daily", "cp x /etc/cron.daily/x", Deny, "write.persistence", true, ""},
+		{"motd", "cp x /etc/update-motd.d/99-x", Deny, "write.persistence", true, ""},
+		{"apt-hook", "echo x > /etc/apt/apt.conf.d/99x", Deny, "redirect.persistence", true, ""},
+		{"crontab-u", "crontab -u root f", Deny, "persistence.cron", true, ""},
 	})
 }
 

@@ -173,6 +173,17 @@ var systemPersistence = [][]string{
 	{"etc", "rc.local"}, {"etc", "xdg", "autostart"}, {"etc", "doas.conf"},
 	{"etc", "polkit-1"}, {"root", ".ssh"}, {"root", ".bashrc"}, {"root", ".profile"},
 	{"library", "launchdaemons"}, {"library", "launchagents"},
+	{"etc", "udev", "rules.d"}, {"lib", "udev", "rules.d"}, {"usr", "lib", "udev", "rules.d"},
+	{"proc", "sys", "kernel", "core_pattern"}, {"proc", "sys", "kernel", "modprobe"},
+	{"proc", "sys", "kernel", "hotplug"}, {"proc", "sys", "fs", "binfmt_misc"},
+	{"sys", "kernel", "uevent_helper"}, {"etc", "init.d"}, {"etc", "rc0.d"}, {"etc", "rc1.d"},
+	{"etc", "rc2.d"}, {"etc", "rc3.d"}, {"etc", "rc4.d"}, {"etc", "rc5.d"}, {"etc", "rc6.d"},
+	{"etc", "rcs.d"}, {"etc", "modules-load.d"}, {"etc", "modprobe.d"}, {"etc", "modules"},
+	{"etc", "update-motd.d"}, {"etc", "apt", "apt.conf.d"}, {"etc", "bash_completion.d"},
+	{"etc", "networkmanager", "dispatcher.d"}, {"etc", "x11", "xsession.d"}, {"etc", "skel"},
+	{"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
+	{"usr", "lib", "systemd", "system"}, {"usr", "lib", "systemd", "user"},
+	{"etc", "systemd", "system-generators"}, {"etc", "binfmt.d"}, {"etc", "initramfs-tools", "scripts"},
 }
 
 // systemRoots are the top-level directories of the operating system.
