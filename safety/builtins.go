@@ -21,6 +21,7 @@ func registerBuiltins() {
 	register(hMan, "man")
 	register(hJournalctl, "journalctl")
 	register(hSet, "set")
+	register(hPrintenv, "printenv")
 }
 
 // subscriptCode judges the command substitutions inside a literal argument that bash
@@ -188,6 +189,10 @@ func (a *analyzer) setParams(xs []arg) {
 	a.vars["@"] = strings.Join(all, " ")
 	a.vars["*"] = a.vars["@"]
 }
+
+// hPrintenv: the environment holds tokens, so its output counts as credential content
+// (piped to a network command it is exfiltration).
+func hPrintenv(a *analyzer, argv []arg, c *callInfo) eff { return effCredRead }
 
 // hJournalctl judges journalctl: reading is allowed; vacuuming, rotating and flushing
 // change the journal.

@@ -140,6 +140,20 @@ func (a *analyzer) envName(name string, c *callInfo) {
 func (a *analyzer) decl(x *syntax.DeclClause) {
 	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
 	defer a.freeCall(c)
+	nameref := x.Variant != nil && x.Variant.Value == "nameref"
+	for _, as := range x.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if l := as.Value.Lit(); strings.HasPrefix(l, "-") && strings.Contains(l, "n") {
+				nameref = true
+			}
+		}
+		if nameref && as.Value != nil && !as.Naked {
+			// declare -n ref=PATH: assigning ref later assigns PATH.
+			if l := as.Value.Lit(); l != "" {
+				a.envName(l, c)
+			}
+		}
+	}
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
 			var buf [2]arg
@@ -339,6 +353,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	name := a0.s
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		if !systemBinDir(name[:i]) {
+			if a.runsFetched(a0, c) {
+				return 0
+			}
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
 			return 0
 		}

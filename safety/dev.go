@@ -27,6 +27,9 @@ func interp(inline, argOpts, mod string) handler {
 					a.find(c, "network.pipe-to-shell", Deny, "An interpreter runs downloaded code")
 					return 0
 				}
+				if a.runsFetched(x, c) {
+					return 0
+				}
 				a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs the script "+display(s))
 				return 0
 			}

@@ -48,6 +48,7 @@ type analyzer struct {
 	params map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
 	taint  map[string]eff    // variables holding downloaded, decoded or credential content
 	links  map[string]string // symbolic links made earlier in the command: link path → target
+	fetched map[string]bool  // files downloaded earlier in the command
 
 	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
 	pipeKnown bool              // pipeText is known

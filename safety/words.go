@@ -115,7 +115,7 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 	if name == "pwd" && len(call.Args) == 1 && a.cwd != "" {
 		return a.cwd, true
 	}
-	if name != "echo" && name != "printf" || len(call.Args) < 2 {
+	if name != "echo" && name != "printf" || len(call.Args) < 2 || name == "printf" && len(call.Args) != 2 {
 		return "", false
 	}
 	var parts []string
@@ -126,8 +126,14 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 			return "", false
 		}
 		s := vs[0].s
-		if i == 0 && strings.HasPrefix(s, "-") || strings.Contains(s, "%") || strings.Contains(s, "\\") {
+		if i == 0 && strings.HasPrefix(s, "-") || strings.Contains(s, "%") {
 			return "", false
+		}
+		if strings.Contains(s, "\\") {
+			if name != "printf" || i != 0 {
+				return "", false
+			}
+			s = ansiC(s) // printf's format interprets escapes such as \x72
 		}
 		parts = append(parts, s)
 	}

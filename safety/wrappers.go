@@ -227,6 +227,9 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 			return a.stdinCode(c, d, true)
 		}
+		if a.runsFetched(x, c) {
+			return 0
+		}
 		a.find(c, "exec.workspace-code", Ask, "The shell runs the script "+display(x.s))
 		return 0
 	}
@@ -309,6 +312,9 @@ func hSource(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 		return a.stdinCode(c, a.dialect(), true)
+	}
+	if a.runsFetched(x, c) {
+		return 0
 	}
 	a.find(c, "exec.source", Ask, "")
 	return 0
@@ -491,7 +497,7 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 		rest = rest[1:]
 	}
 	if len(rest) == 0 {
-		return 0
+		return effCredRead // env prints the environment, which holds tokens
 	}
 	return a.judge(rest, c)
 }
