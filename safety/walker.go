@@ -41,14 +41,14 @@ type analyzer struct {
 	shells int
 	over   bool // budget exceeded: stop judging (a deny finding is already recorded)
 
-	cwd    string            // working directory; "" when unknown
-	oldpwd string            // the previous working directory (cd -); "" when unknown
-	oldSet bool              // OLDPWD has been set by a cd in this command
-	dirs   []string          // the pushd directory stack
-	params map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
-	taint  map[string]eff    // variables holding downloaded, decoded or credential content
-	links  map[string]string // symbolic links made earlier in the command: link path → target
-	fetched map[string]bool  // files downloaded earlier in the command
+	cwd     string            // working directory; "" when unknown
+	oldpwd  string            // the previous working directory (cd -); "" when unknown
+	oldSet  bool              // OLDPWD has been set by a cd in this command
+	dirs    []string          // the pushd directory stack
+	params  map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
+	taint   map[string]eff    // variables holding downloaded, decoded or credential content
+	links   map[string]string // symbolic links made earlier in the command: link path → target
+	fetched map[string]bool   // files downloaded earlier in the command
 
 	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
 	pipeKnown bool              // pipeText is known
