@@ -102,8 +102,9 @@ func init() {
 	register(hOutputOpt("o", "output"), "shuf", "iconv", "sdiff", "pandoc", "uconv")
 	register(hXxd, "xxd")
 	register(hBase64, "base64", "gbase64")
-	register(hBase64, "base32", "basenc", "uudecode", "openssl")
-	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo")
+	register(hBase64, "base32", "basenc", "uudecode")
+	register(hOpenssl, "openssl")
+	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo", "lzma", "unlzma", "compress", "uncompress")
 	register(hMktemp, "mktemp")
 
 	register(hCurl, "curl")
@@ -285,8 +286,6 @@ func (a *analyzer) destroy(x arg, fam string, c *callInfo) bool {
 	a.find(c, id, Deny, "Target "+display(p))
 	return true
 }
-
-var rmSpec = optSpec{long: []string{"interactive"}, arg: "nsu"}
 
 // hRm judges rm, unlink, rmdir and shred: every operand is written; recursive or
 // wildcard deletion of critical paths is destructive.
@@ -561,54 +560,129 @@ func hXxd(a *analyzer, argv []arg, c *callInfo) eff {
 	return e
 }
 
-// hBase64: decoding tools; their output run as code is denied by the pipeline rule.
+// hBase64: base64, base32, basenc and uudecode decode with -d (also clustered, -di) or
+// --decode; output run as code is denied by the pipeline rule.
 func hBase64(a *analyzer, argv []arg, c *callInfo) eff {
 	if argv[0].s == "uudecode" {
 		return effDecode
 	}
 	for _, x := range argv[1:] {
-		switch x.s {
-		case "-d", "--decode", "-D", "-di", "-id", "enc", "-base64", "base64":
+		s := x.s
+		if s == "--decode" || s == "-D" || len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsRune(s, 'd') {
 			return effDecode
-		}
-		if strings.HasPrefix(x.s, "-") && !strings.HasPrefix(x.s, "--") && strings.Contains(x.s, "d") && argv[0].s != "openssl" {
-			return effDecode
-		}
-		if argv[0].s == "openssl" && (x.s == "-out" || x.s == "-writerand") {
-			a.find(c, "write.workspace", Ask, "openssl writes a file")
 		}
 	}
 	return 0
 }
 
-// hArchive: compressors, archivers and patch write files in place or in the working
-// directory.
+// hArchive: compressors, archivers, split and patch write files in place, into an
+// archive, or into the working directory (or the directory their options name); listing
+// and testing only read.
 func hArchive(a *analyzer, argv []arg, c *callInfo) eff {
 	name := argv[0].s
-	p := parseArgs(argv, &optSpec{arg: "dSoxibnpP", long: []string{"directory", "suffix", "output"}})
-	switch name {
-	case "zipinfo", "lsar":
-		return 0
-	case "unzip", "unrar", "7z", "7za", "7zr", "unar":
-		if p.has("l") || (len(argv) > 1 && (argv[1].s == "l" || argv[1].s == "t")) {
-			return 0
-		}
-	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4":
-		if p.has("c", "--stdout", "l", "--list", "t", "--test") {
-			return 0
+	var ops []arg
+	flags := map[string]bool{}
+	var dir arg // an extraction or output directory given by an option
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		switch {
+		case s == "--":
+			ops = append(ops, argv[i+1:]...)
+			i = len(argv)
+		case (s == "-d" && (name == "unzip" || name == "patch")) || s == "--directory" || (s == "-o" && name == "unar") || (s == "-C" && name == "cpio"):
+			if i+1 < len(argv) {
+				dir = argv[i+1]
+				i++
+			}
+		case (s == "-o" || s == "--output") && name == "patch":
+			if i+1 < len(argv) {
+				a.writeTarget(argv[i+1], "write", c.pos, c.end)
+				return 0
+			}
+		case strings.HasPrefix(s, "-o") && len(s) > 2 && strings.HasPrefix(name, "7z"):
+			dir = subArg(argv[i], s[2:])
+		case (s == "-TT" || s == "--unzip-command") && name == "zip" && i+1 < len(argv):
+			a.find(c, "exec.tool-exec", Ask, "zip -TT runs a command to test the archive")
+			a.nested(argv[i+1], POSIX, c)
+			i++
+		case (s == "-i" || s == "-F" || s == "-B" || s == "-r" || s == "-D" || s == "-p" || s == "-z") && name == "patch":
+			i++
+		case strings.HasPrefix(s, "--") || len(s) > 1 && s[0] == '-':
+			for _, ch := range s[1:] {
+				flags[string(ch)] = true
+			}
+			flags[s] = true
+		default:
+			ops = append(ops, argv[i])
 		}
 	}
-	if d, ok := p.get("d", "--directory", "o", "--output"); ok && d.has && (name == "unzip" || name == "patch") {
-		a.writeTarget(dirAll(d.val), "write", c.pos, c.end)
+	verb := ""
+	if len(ops) > 0 {
+		verb = ops[0].s
+	}
+	readOnly := false
+	switch name {
+	case "zipinfo", "lsar":
+		readOnly = true
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress":
+		readOnly = flags["c"] || flags["--stdout"] || flags["l"] || flags["--list"] || flags["t"] || flags["--test"]
+		if !readOnly {
+			a.writes(ops, c) // in place: the file and its compressed or uncompressed twin
+			return 0
+		}
+	case "unzip":
+		readOnly = flags["l"] || flags["t"] || flags["Z"] || flags["p"] || flags["v"]
+	case "7z", "7za", "7zr", "rar", "unrar", "ar":
+		readOnly = verb == "l" || verb == "t" || verb == "p" || verb == "tv" || verb == "lb"
+		if !readOnly && len(ops) > 1 && (verb == "a" || verb == "u" || verb == "d" || verb == "rn" || strings.ContainsAny(verb, "rqdm") && name == "ar") {
+			a.writeTarget(ops[1], "write", c.pos, c.end)
+			return 0
+		}
+	case "cpio":
+		readOnly = flags["t"] || flags["o"]
+		if flags["p"] && len(ops) > 0 {
+			dir = ops[len(ops)-1]
+		}
+	case "zip":
+		if len(ops) > 0 {
+			a.writeTarget(ops[0], "write", c.pos, c.end)
+		}
+		return 0
+	}
+	if readOnly {
+		return 0
+	}
+	if dir.s != "" || dir.dyn {
+		a.writeTarget(dirAll(dir), "write", c.pos, c.end)
 		return 0
 	}
 	a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
-	for _, x := range p.ops {
-		if !x.dyn && strings.HasPrefix(x.s, "/") {
-			a.writeTarget(x, "write", c.pos, c.end)
+	return 0
+}
+
+// hOpenssl judges openssl: decoding subcommands decode; -out writes a file; -engine loads
+// a shared object.
+func hOpenssl(a *analyzer, argv []arg, c *callInfo) eff {
+	var e eff
+	for i, x := range argv[1:] {
+		switch x.s {
+		case "-d", "-decode", "-base64", "base64", "-a":
+			if len(argv) > 1 && (argv[1].s == "enc" || argv[1].s == "base64") {
+				e |= effDecode
+			}
+		case "-out":
+			if i+2 < len(argv) {
+				a.writeTarget(argv[i+2], "write", c.pos, c.end)
+			}
+		case "-engine", "-provider-path", "-provider":
+			a.find(c, "exec.tool-exec", Ask, "openssl loads an engine or provider (a shared object)")
 		}
 	}
-	return 0
+	if len(argv) > 1 && (argv[1].s == "s_client" || argv[1].s == "s_server" || argv[1].s == "ocsp") {
+		a.find(c, "network.access", Ask, "")
+		e |= effNetwork | effFetch
+	}
+	return e
 }
 
 // dirAll returns an argument naming any file below directory x.

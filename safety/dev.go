@@ -385,11 +385,7 @@ func hPkg(a *analyzer, argv []arg, c *callInfo) eff {
 	case "list", "show", "policy", "search", "info", "depends", "rdepends", "madison", "showpkg", "changelog", "history", "leaves", "deps", "uses", "desc", "outdated", "doctor", "config", "--prefix", "repolist", "provides", "whatprovides", "query", "showhold", "check":
 		return 0
 	}
-	if a.ctx.Role == RoleRoot {
-		a.find(c, "package.install", Ask, "")
-	} else {
-		a.find(c, "package.install", Ask, "")
-	}
+	a.find(c, "package.install", Ask, "")
 	return effNetwork
 }
 
@@ -412,7 +408,7 @@ func hDocker(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	for _, x := range argv[1:] {
 		s := x.s
-		if s == "--privileged" || strings.HasPrefix(s, "--pid=host") || strings.HasPrefix(s, "--net=host") && false || strings.HasPrefix(s, "/:") || strings.Contains(s, "=/,") || strings.HasPrefix(s, "/var/run/docker.sock") || strings.HasPrefix(s, "--cap-add=ALL") || strings.HasPrefix(s, "--cap-add=SYS_ADMIN") {
+		if s == "--privileged" || strings.HasPrefix(s, "--pid=host") || strings.HasPrefix(s, "/:") || strings.Contains(s, "=/,") || strings.HasPrefix(s, "/var/run/docker.sock") || strings.HasPrefix(s, "--cap-add=ALL") || strings.HasPrefix(s, "--cap-add=SYS_ADMIN") {
 			a.find(c, "privilege.escalation", Deny, "A privileged container or a host mount of / gives root on the host")
 			return 0
 		}

@@ -224,7 +224,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 		}
 		return s[i:j], j
 	}
-	var strs []string
 	for i := 0; i < len(s); {
 		ch := s[i]
 		switch {
@@ -239,7 +238,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 			if j > len(s) {
 				j = len(s)
 			}
-			strs = append(strs, s[min(i+1, len(s)):min(j, len(s))])
 			i = j + 1
 			prevSig = '"'
 			continue
@@ -310,7 +308,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 		}
 		i++
 	}
-	_ = strs
 }
 
 // awkExec judges the argument of system(...): a single string literal is judged as a shell
