@@ -288,7 +288,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 			}
 			a.find(c, "exec.tool-exec", Ask, "The awk program pipes to or from a command")
 		case ch == '>' && inPrint && depth <= 0:
-			a.find(c, "write.dynamic-path", Ask, "The awk program writes to a file")
 			j := i + 1
 			if j < len(s) && s[j] == '>' {
 				j++
@@ -296,12 +295,16 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 			for j < len(s) && s[j] == ' ' {
 				j++
 			}
+			k := -1
 			if j < len(s) && s[j] == '"' {
-				k := strings.IndexByte(s[j+1:], '"')
-				if k >= 0 {
-					a.writeTarget(lit(s[j+1:j+1+k]), "write", c.pos, c.end)
-				}
+				k = strings.IndexByte(s[j+1:], '"')
 			}
+			if k >= 0 {
+				a.writeTarget(lit(s[j+1:j+1+k]), "write", c.pos, c.end)
+				i = j + k + 2
+				continue
+			}
+			a.find(c, "write.dynamic-path", Ask, "The awk program writes to a file named at run time")
 		}
 		if ch != ' ' && ch != '\t' {
 			prevSig = ch

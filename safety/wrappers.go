@@ -385,7 +385,7 @@ func hBuiltin(a *analyzer, argv []arg, c *callInfo) eff {
 	return e
 }
 
-var xargsSpec = optSpec{arg: "adEeILlnPs", opt: "", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stop: true}
+var xargsSpec = optSpec{arg: "adEILnPs", opt: "eil", long: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, lopt: []string{"replace", "eof", "max-lines"}, stop: true}
 
 // hXargs judges xargs: its command runs with arguments only known at run time.
 func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
@@ -394,11 +394,15 @@ func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	sub := append(append([]arg(nil), argv[p.rest:]...), arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
-	if p.has("I", "i", "--replace") {
+	if o, ok := p.get("I", "i", "--replace"); ok {
+		repl := "{}"
+		if o.has && o.val.s != "" {
+			repl = o.val.s
+		}
 		sub = sub[:len(sub)-1]
-		for i := 1; i < len(sub); i++ {
-			if strings.Contains(sub[i].s, "{}") {
-				sub[i] = arg{s: strings.ReplaceAll(sub[i].s, "{}", dyn), dyn: true}
+		for i := 0; i < len(sub); i++ {
+			if strings.Contains(sub[i].s, repl) {
+				sub[i] = arg{s: strings.ReplaceAll(sub[i].s, repl, dyn), dyn: true}
 			}
 		}
 	}
