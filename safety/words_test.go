@@ -19,7 +19,8 @@ func TestANSIC(t *testing.T) {
 		`\q`:            `\q`,
 		`trailing\`:     `trailing\`,
 		`\x`:            `\x`,
-		`\0101`:         "A",
+		`\101`:          "A",
+		`\0101`:         "\b1",
 		`mixed\x2fpath`: "mixed/path",
 	} {
 		if got := ansiC(in); got != want {
