@@ -142,16 +142,17 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 
 // wordEval accumulates the fields of one word.
 type wordEval struct {
-	a      *analyzer
-	vals   []string
-	dyn    bool
-	glob   bool
-	net    bool
-	proc   bool
-	split  bool // an unquoted known value holds blanks
-	sub    bool // a command substitution was resolved
-	cred   bool // a substitution outputs a credential file
-	assign bool
+	a        *analyzer
+	vals     []string
+	dyn      bool
+	glob     bool
+	net      bool
+	proc     bool
+	split    bool // an unquoted known value holds blanks
+	sub      bool // a command substitution was resolved
+	cred     bool // a substitution outputs a credential file
+	overflow bool // brace expansion exceeded maxBraceFields
+	assign   bool
 }
 
 func (e *wordEval) push(s string) {
@@ -272,6 +273,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 
 // brace expands a brace expression: every current field is multiplied by its elements.
 func (e *wordEval) brace(x *syntax.BraceExp) {
+	if e.overflow {
+		return // already a run-time value: the rest of the word adds nothing to judge
+	}
 	var elems []string
 	if x.Sequence {
 		elems = e.sequence(x)
@@ -286,7 +290,8 @@ func (e *wordEval) brace(x *syntax.BraceExp) {
 		}
 	}
 	if len(elems) == 0 || len(e.vals)*len(elems) > maxBraceFields {
-		e.dyn = true
+		e.dyn, e.overflow = true, true
+		e.vals = e.vals[:1]
 		e.push(dyn)
 		return
 	}
