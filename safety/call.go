@@ -361,6 +361,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 		}
 		name = name[i+1:]
 	}
+	if len(a.fstk) > 0 {
+		a.calls = append(a.calls, callEdge{from: a.fstk[len(a.fstk)-1], to: name, fork: a.pipe || a.bg})
+	}
 	if a.funcs[name] {
 		for _, f := range a.fstk {
 			if f == name && (a.pipe || a.bg) {
@@ -431,7 +434,13 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
 	a.vars, a.funcs, a.fstk, a.pipe = a.params, nil, nil, false
 	a.params = nil
+	calls := a.calls
+	a.calls = nil
 	e := a.script(text, d)
+	if f, ok := a.forkCycle(); ok {
+		a.add("function.forkbomb", Deny, 0, len(text), "The functions calling "+f+" call each other in pipelines or in the background")
+	}
+	a.calls = calls
 	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
 	a.src = saved
 	return e

@@ -446,6 +446,13 @@ func TestEnvFunctionsBackgroundSystem(t *testing.T) {
 		{"function-ok", "f() { echo hi; }; f", Allow, "", false, ""},
 		{"forkbomb", ":(){ :|:& };:", Deny, "function.forkbomb", false, ""},
 		{"forkbomb-named", "bomb() { bomb | bomb & }; bomb", Deny, "function.forkbomb", false, ""},
+		{"forkbomb-function-keyword", "function x { x | x & }; x", Deny, "function.forkbomb", false, ""},
+		{"forkbomb-dot", ".(){ .|.& };.", Deny, "function.forkbomb", false, ""},
+		{"forkbomb-bg-seq", "f(){ f & f; }; f", Deny, "function.forkbomb", false, ""},
+		{"forkbomb-nested", "bash -c ':(){ :|:& };:'", Deny, "function.forkbomb", false, ""},
+		{"forkbomb-mutual", "a(){ b|b& }; b(){ a|a& }; a", Deny, "function.forkbomb", false, ""},
+		{"forkbomb-mutual-nested", "sh -c 'a(){ b|b& }; b(){ a|a& }; a'", Deny, "function.forkbomb", false, ""},
+		{"recursion-no-fork", "a(){ b; }; b(){ a; }; a", Ask, "unknown.command", false, ""}, // b is judged before it is defined
 		{"background", "sleep 100 &", Ask, "background.job", false, ""},
 		{"disown", "sleep 1 & disown", Ask, "background.job", false, ""},
 		{"shutdown", "shutdown -h now", Deny, "system.power", false, ""},

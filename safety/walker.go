@@ -49,6 +49,7 @@ type analyzer struct {
 	taint   map[string]eff    // variables holding downloaded, decoded or credential content
 	links   map[string]string // symbolic links made earlier in the command: link path → target
 	fetched map[string]bool   // files downloaded earlier in the command
+	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
 
 	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
 	pipeKnown bool              // pipeText is known
@@ -321,6 +322,55 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	}
 	a.pipe = pipe
 	return all
+}
+
+// callEdge is a call from the body of function from to the program to; fork tells whether
+// the call runs in a pipeline or in the background.
+type callEdge struct {
+	from, to string
+	fork     bool
+}
+
+// forkCycle reports whether the calls made in function bodies form a cycle of defined
+// functions with at least one call that forks (a(){ b|b& }; b(){ a|a& } and longer
+// chains), and returns a function on it.
+func (a *analyzer) forkCycle() (string, bool) {
+	if len(a.calls) == 0 {
+		return "", false
+	}
+	out := map[string][]callEdge{}
+	var names []string
+	for _, e := range a.calls {
+		if a.funcs[e.to] {
+			if _, ok := out[e.from]; !ok {
+				names = append(names, e.from)
+			}
+			out[e.from] = append(out[e.from], e)
+		}
+	}
+	type state struct {
+		name string
+		fork bool
+	}
+	for _, start := range names {
+		seen := map[state]bool{}
+		stack := []state{{start, false}}
+		for len(stack) > 0 {
+			s := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, e := range out[s.name] {
+				n := state{e.to, s.fork || e.fork}
+				if n.name == start && n.fork {
+					return start, true
+				}
+				if !seen[n] {
+					seen[n] = true
+					stack = append(stack, n)
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // literalOutput returns what a pipeline stage prints when it is an echo or printf of
