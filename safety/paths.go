@@ -212,6 +212,16 @@ func (a *analyzer) classify(p string) pathClass {
 			return pcPersistence
 		}
 	}
+	if home := a.ctx.Home; home != "" && within(p, home) && p != home {
+		// Before the workspace: a workspace may be the home directory itself. A pattern
+		// that holds the workspace (a workspace in ~/bin) does not apply to it.
+		rel := splitPath(p[len(home):])
+		for _, pat := range homePersistence {
+			if underPattern(rel, pat) && !within(a.ctx.Workspace, home+"/"+strings.Join(pat, "/")) {
+				return pcPersistence
+			}
+		}
+	}
 	if a.ctx.Workspace != "" && within(p, a.ctx.Workspace) && !anyDotDot(p) {
 		if protectedRel(splitPath(p[len(a.ctx.Workspace):])) {
 			return pcProtected
@@ -224,14 +234,6 @@ func (a *analyzer) classify(p string) pathClass {
 	for _, t := range tmpDirs {
 		if within(p, t) {
 			return pcTmp
-		}
-	}
-	if home := a.ctx.Home; home != "" && within(p, home) && p != home {
-		rel := splitPath(p[len(home):])
-		for _, pat := range homePersistence {
-			if underPattern(rel, pat) {
-				return pcPersistence
-			}
 		}
 	}
 	// Any user's startup files and SSH directory.
@@ -462,6 +464,9 @@ func (a *analyzer) isCredential(p string) bool {
 	if a.policyCredential(p) {
 		return true
 	}
+	if home := a.ctx.Home; home != "" && within(p, home) && p != home && a.homeCredential(splitPath(p[len(home):])) {
+		return true // also when the workspace is the home directory
+	}
 	if a.ctx.Workspace != "" && within(p, a.ctx.Workspace) {
 		return false
 	}
@@ -489,24 +494,22 @@ func (a *analyzer) isCredential(p string) bool {
 	if len(comps) >= 2 && comps[0] == "etc" && (comps[1] == "shadow" || comps[1] == "gshadow" || comps[1] == "sudoers" || (comps[1] == "ssh" && strings.HasSuffix(last, "_key"))) {
 		return true
 	}
-	if home := a.ctx.Home; home != "" && within(p, home) {
-		rel := splitPath(p[len(home):])
-		for _, pat := range credentialHome {
-			if underPattern(rel, pat) {
-				return true
-			}
-			// A directory that holds a store (~/.docker, ~/.config): reading it recursively
-			// reads the store.
-			if len(rel) > 0 && len(rel) < len(pat) && underPattern(pat[:len(rel)], rel) {
-				return true
-			}
+	return false
+}
+
+// homeCredential reports whether a home-relative path may read a credential store: a store,
+// a directory holding one (~/.docker, ~/.config: reading it recursively reads the store), or
+// a glob at the top of the home directory (~/.*).
+func (a *analyzer) homeCredential(rel []string) bool {
+	for _, pat := range credentialHome {
+		if underPattern(rel, pat) {
+			return true
 		}
-		// Globs over the home directory such as ~/.* may match a store.
-		if len(rel) == 1 && hasWild(rel[0]) {
+		if len(rel) > 0 && len(rel) < len(pat) && underPattern(pat[:len(rel)], rel) {
 			return true
 		}
 	}
-	return false
+	return len(rel) == 1 && hasWild(rel[0])
 }
 
 // credentialArg reports whether an argument (an operand, an option value after '=', or a
