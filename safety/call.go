@@ -356,6 +356,10 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 			if a.runsFetched(a0, c) {
 				return 0
 			}
+			if a.runsWritten(a0, Bash, c) {
+				a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
+				return 0
+			}
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
 			return 0
 		}
