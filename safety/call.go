@@ -293,6 +293,15 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	}
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
+	for _, x := range argv[1:] {
+		// A command given downloaded or secret content may print it (echo "$(curl …)" | sh).
+		if x.net {
+			e |= effFetch
+		}
+		if x.cred {
+			e |= effCredRead
+		}
+	}
 	if printsSecret(argv) {
 		a.find(c, "credential.read", Ask, "The command prints a secret (a token, a password or a private key)")
 		e |= effCredRead

@@ -185,8 +185,11 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	}
 	e := a.command(s, &in)
 	a.bg = bg
+	if s.Cmd == nil && in.cred {
+		e |= effCredRead // $(< ~/.ssh/id_rsa) prints the file
+	}
 	if len(s.Redirs) > 0 {
-		a.recordWritten(s)
+		a.recordWritten(s, e)
 	}
 	return e
 }
@@ -194,7 +197,7 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 // recordWritten remembers the content a statement writes to a file when it is known
 // (echo 'x' > f, cat > f <<'EOF' … EOF), so that running the file later in the command
 // judges that content.
-func (a *analyzer) recordWritten(s *syntax.Stmt) {
+func (a *analyzer) recordWritten(s *syntax.Stmt, e eff) {
 	var out *syntax.Redirect
 	var body *syntax.Redirect
 	for _, r := range s.Redirs {
@@ -217,6 +220,12 @@ func (a *analyzer) recordWritten(s *syntax.Stmt) {
 	p, ok := a.resolve(lit(target))
 	if !ok || strings.Contains(p, dyn) {
 		return
+	}
+	if e&(effFetch|effDecode) != 0 {
+		if a.fetched == nil {
+			a.fetched = map[string]bool{}
+		}
+		a.fetched[p] = true // curl URL > x.sh
 	}
 	content, known := "", false
 	call, isCall := s.Cmd.(*syntax.CallExpr)
