@@ -184,16 +184,24 @@ func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		in.hasInput = true
+		in.mapBase = -1
 		if r.Hdoc == nil {
 			in.body, in.literal = "", true
 			return
 		}
-		e := wordEval{a: a, vals: []string{""}}
+		if quotedDelim(r.Word) {
+			// <<'EOF': the body is literal text, backslashes included.
+			in.body, in.literal = r.Hdoc.Lit(), true
+			if len(r.Hdoc.Parts) == 1 {
+				in.mapBase = int(r.Hdoc.Parts[0].Pos().Offset())
+			}
+			return
+		}
+		e := wordEval{a: a, vals: []string{""}, hdoc: true}
 		e.parts(r.Hdoc.Parts, true, false)
 		in.net = in.net || e.net
 		if !e.dyn {
 			in.body, in.literal = e.vals[0], true
-			in.mapBase = -1
 			if len(r.Hdoc.Parts) == 1 {
 				if l, ok := r.Hdoc.Parts[0].(*syntax.Lit); ok && !strings.Contains(l.Value, "\\") {
 					in.mapBase = int(l.Pos().Offset())
@@ -244,6 +252,52 @@ func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
 		}
 		a.writeTarget(v, "redirect", pos, end)
 	}
+}
+
+// quotedDelim reports whether a here-document delimiter is quoted ('EOF', "EOF", \EOF), so
+// that the body is not expanded.
+func quotedDelim(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(x.Value, "\\") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hdocText returns the text a here-document or here-string feeds when it is known without
+// running anything.
+func (a *analyzer) hdocText(r *syntax.Redirect) (string, bool) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if r.Hdoc == nil {
+			return "", true
+		}
+		if quotedDelim(r.Word) {
+			return r.Hdoc.Lit(), true
+		}
+		if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
+			return l, true
+		}
+	case syntax.WordHdoc:
+		if len(r.Word.Parts) == 1 {
+			if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
+				return q.Value + "\n", true
+			}
+			if l, ok := r.Word.Parts[0].(*syntax.Lit); ok && plainLit(l.Value) {
+				return l.Value + "\n", true
+			}
+		}
+	}
+	return "", false
 }
 
 // literalBase returns the offset in the current source where the value of w starts when w

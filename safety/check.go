@@ -105,6 +105,9 @@ func (a *analyzer) run(src string, d Dialect) {
 // lines before the failing line are judged too, because bash runs them before it reaches
 // the error.
 func (a *analyzer) script(src string, d Dialect) eff {
+	prev := a.curDialect
+	a.curDialect = d
+	defer func() { a.curDialect = prev }()
 	f, err := parse(src, d)
 	if err != nil {
 		off := 0

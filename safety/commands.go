@@ -642,6 +642,37 @@ func hArchive(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(ops[0], "write", c.pos, c.end)
 		}
 		return 0
+	case "patch":
+		// patch [options] [originalfile [patchfile]]: the original file is written; without
+		// it, the files the patch names below the working (or -d) directory.
+		if len(ops) > 0 {
+			a.writeTarget(ops[0], "write", c.pos, c.end)
+			return 0
+		}
+	case "split", "csplit":
+		// split [options] [input [prefix]] and csplit -f prefix: the output files are the
+		// prefix and a suffix.
+		sp := &optSpec{arg: "abClnt", long: []string{"suffix-length", "bytes", "line-bytes", "lines", "number", "separator", "additional-suffix", "filter"}}
+		if name == "csplit" {
+			sp = &optSpec{arg: "bfn", long: []string{"suffix-format", "prefix", "digits"}}
+		}
+		p := parseArgs(argv, sp)
+		prefix := lit("xx")
+		if name == "split" {
+			prefix = lit("x")
+			if len(p.ops) >= 2 {
+				prefix = p.ops[1]
+			}
+			if p.has("--filter") {
+				a.find(c, "exec.tool-exec", Ask, "split --filter runs a shell command")
+			}
+		} else if o, ok := p.get("f", "--prefix"); ok && o.has {
+			prefix = o.val
+		}
+		prefix.s += dyn
+		prefix.dyn = true
+		a.writeTarget(prefix, "write", c.pos, c.end)
+		return 0
 	}
 	if readOnly {
 		return 0

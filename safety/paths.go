@@ -446,7 +446,7 @@ var credentialHome = [][]string{
 	{".azure"}, {".password-store"}, {".vault-token"}, {".config", "hub"},
 	{".terraform.d", "credentials.tfrc.json"}, {".local", "share", "keyrings"},
 	{"library", "keychains"}, {".config", "op"}, {".pgpass"}, {".my.cnf"},
-	{".config", "github-copilot"}, {".claude", ".credentials.json"}, {".bash_history"},
+	{".config", "github-copilot"}, {".config", "git", "credentials"}, {".claude", ".credentials.json"}, {".bash_history"},
 	{".zsh_history"}, {".python_history"}, {".mysql_history"}, {".psql_history"},
 	{".node_repl_history"}, {".sqlite_history"}, {".histfile"}, {".local", "share", "fish", "fish_history"},
 }

@@ -52,13 +52,14 @@ type analyzer struct {
 	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
 	written map[string]string // files written earlier in the command with known content (dyn when unknown)
 
-	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
-	pipeKnown bool              // pipeText is known
-	vars      map[string]string // shell variables assigned literally in this command
-	funcs     map[string]bool   // functions defined in this command
-	fstk      []string          // functions whose bodies are being judged
-	pipe      bool              // judging a stage of a pipeline with more than one stage
-	bg        bool              // judging a backgrounded statement
+	curDialect Dialect           // dialect of the script being judged
+	pipeText   string            // the literal output of the previous pipeline stage (echo 'x' | sh)
+	pipeKnown  bool              // pipeText is known
+	vars       map[string]string // shell variables assigned literally in this command
+	funcs      map[string]bool   // functions defined in this command
+	fstk       []string          // functions whose bodies are being judged
+	pipe       bool              // judging a stage of a pipeline with more than one stage
+	bg         bool              // judging a backgrounded statement
 
 	argStack []arg       // argv of the simple commands being judged, as a stack
 	free     []*callInfo // callInfo values to reuse
@@ -232,17 +233,7 @@ func (a *analyzer) recordWritten(s *syntax.Stmt, e eff) {
 	switch {
 	case !isCall || len(call.Args) == 0:
 	case call.Args[0].Lit() == "cat" && len(call.Args) == 1 && body != nil:
-		if body.Op == syntax.WordHdoc {
-			if len(body.Word.Parts) == 1 {
-				if q, ok := body.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
-					content, known = q.Value, true
-				}
-			}
-		} else if body.Hdoc == nil {
-			known = true
-		} else if l := body.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
-			content, known = l, true
-		}
+		content, known = a.hdocText(body)
 	default:
 		saved := a.findings
 		content, known = echoOutput(a, []*syntax.Stmt{{Cmd: call}})
@@ -480,23 +471,7 @@ func literalOutput(a *analyzer, s *syntax.Stmt) (string, bool) {
 		return "", false
 	}
 	if call.Args[0].Lit() == "cat" && len(call.Args) == 1 && len(s.Redirs) == 1 {
-		r := s.Redirs[0]
-		switch r.Op {
-		case syntax.Hdoc, syntax.DashHdoc:
-			if r.Hdoc == nil {
-				return "", true
-			}
-			if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
-				return l, true
-			}
-		case syntax.WordHdoc:
-			if len(r.Word.Parts) == 1 {
-				if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
-					return q.Value, true
-				}
-			}
-		}
-		return "", false
+		return a.hdocText(s.Redirs[0])
 	}
 	if len(s.Redirs) > 0 {
 		return "", false

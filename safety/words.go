@@ -152,6 +152,7 @@ type wordEval struct {
 	sub      bool // a command substitution was resolved
 	cred     bool // a substitution outputs a credential file
 	overflow bool // brace expansion exceeded maxBraceFields
+	hdoc     bool // evaluating an unquoted here-document body
 	assign   bool
 }
 
@@ -173,6 +174,10 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 	a := e.a
 	switch x := p.(type) {
 	case *syntax.Lit:
+		if e.hdoc {
+			e.push(unescapeHdoc(x.Value))
+			return
+		}
 		if dq {
 			e.push(unescapeDQ(x.Value))
 			return
@@ -196,7 +201,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		}
 		e.push(s)
 	case *syntax.SglQuoted:
-		if x.Dollar {
+		if x.Dollar && a.curDialect == POSIX {
+			e.push("$" + x.Value) // a POSIX sh (dash) has no $'…' quoting
+		} else if x.Dollar {
 			e.push(ansiC(x.Value))
 		} else {
 			e.push(x.Value)
@@ -280,9 +287,10 @@ func (e *wordEval) brace(x *syntax.BraceExp) {
 	if x.Sequence {
 		elems = e.sequence(x)
 	} else {
+		atStart := len(e.vals) == 1 && e.vals[0] == ""
 		for _, w := range x.Elems {
 			sub := wordEval{a: e.a, vals: []string{""}, assign: e.assign}
-			sub.parts(w.Parts, false, false)
+			sub.parts(w.Parts, false, atStart) // bash expands braces before tildes
 			e.dyn = e.dyn || sub.dyn
 			e.glob = e.glob || sub.glob
 			e.net = e.net || sub.net
@@ -635,6 +643,31 @@ func unescapeDQ(v string) string {
 		if c == '\\' && i+1 < len(v) {
 			switch v[i+1] {
 			case '$', '`', '"', '\\':
+				b.WriteByte(v[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unescapeHdoc removes the backslashes an unquoted here-document removes: before $ ` \ and
+// newline (not before ", unlike double quotes).
+func unescapeHdoc(v string) string {
+	if strings.IndexByte(v, '\\') < 0 {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '$', '`', '\\':
 				b.WriteByte(v[i+1])
 				i++
 				continue

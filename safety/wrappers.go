@@ -227,6 +227,10 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 			return a.stdinCode(c, d, true)
 		}
+		if isDevTCP(x.s) {
+			a.find(c, "network.pipe-to-shell", Deny, "The shell runs code read from a network connection")
+			return 0
+		}
 		if a.runsFetched(x, c) {
 			return 0
 		}
@@ -301,7 +305,7 @@ func hEval(a *analyzer, argv []arg, c *callInfo) eff {
 }
 
 // dialect returns the dialect of the current shell.
-func (a *analyzer) dialect() Dialect { return a.ctx.Dialect }
+func (a *analyzer) dialect() Dialect { return a.curDialect }
 
 // hSource judges source and '.': they run a file's commands in this shell.
 func hSource(a *analyzer, argv []arg, c *callInfo) eff {
@@ -315,6 +319,10 @@ func hSource(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 		return a.stdinCode(c, a.dialect(), true)
+	}
+	if isDevTCP(x.s) {
+		a.find(c, "network.pipe-to-shell", Deny, "The shell runs code read from a network connection")
+		return 0
 	}
 	if a.runsFetched(x, c) {
 		return 0
