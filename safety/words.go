@@ -188,7 +188,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		} else if first && !e.assign {
 			// bash expands ~ after the = of an argument that looks like an assignment
 			// (dd of=~/x), outside POSIX mode.
-			if i := strings.Index(v, "=~"); i > 0 && validName(v[:i]) && e.a.ctx.Dialect == Bash {
+			if i := strings.Index(v, "=~"); i > 0 && validName(v[:i]) && e.a.curDialect == Bash {
 				v = v[:i+1] + e.tilde(v[i+1:])
 			}
 		}
