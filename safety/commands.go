@@ -875,6 +875,32 @@ func hOpen(a *analyzer, argv []arg, c *callInfo) eff {
 // hTmux: terminal multiplexers start sessions that outlive the command and can type
 // commands into shells.
 func hTmux(a *analyzer, argv []arg, c *callInfo) eff {
+	switch argv[0].s {
+	case "screen":
+		// screen [-d -m -S name …] command args; screen -X sends a command to a session.
+		i := 1
+		for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
+			s := argv[i].s
+			if s == "-X" {
+				if e, ok := a.tmuxCommand(argv, c); ok {
+					return e
+				}
+			}
+			if strings.HasSuffix(s, "S") || s == "-c" || s == "-t" || s == "-p" || s == "-Logfile" {
+				i++
+			}
+			i++
+		}
+		if i < len(argv) {
+			a.find(c, "background.job", Ask, "screen runs the command in a session that keeps running")
+			return a.judge(argv[i:], c)
+		}
+	case "tmux":
+		if e, ok := a.tmuxCommand(argv, c); ok {
+			a.find(c, "background.job", Ask, "A terminal multiplexer session keeps running and can run commands")
+			return e
+		}
+	}
 	if len(argv) >= 2 {
 		switch argv[1].s {
 		case "ls", "list-sessions", "list-windows", "list-panes", "-ls", "-list", "info", "display-message", "show-options":
