@@ -309,8 +309,29 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		var e eff
 		switch l := x.Loop.(type) {
 		case *syntax.WordIter:
+			var items []arg
 			for _, w := range l.Items {
-				e |= a.wordEffects(w)
+				items = a.word(items, w, false)
+			}
+			for _, x := range items {
+				if x.net {
+					e |= effFetch
+				}
+			}
+			// A short list of known items: judge the body once for each value, so that
+			// for d in /etc /usr; do rm -rf $d; done is judged with the real paths.
+			if n := len(items); n > 0 && n <= maxLoopItems && !anyDyn(items) && !anyGlob(items) {
+				cwd := a.cwd
+				for _, it := range items {
+					if a.vars == nil {
+						a.vars = map[string]string{}
+					}
+					a.vars[l.Name.Value] = it.s
+					a.cwd = cwd
+					e |= a.stmts(x.Do)
+				}
+				a.forget(l.Name.Value)
+				return e
 			}
 			a.forget(l.Name.Value)
 		case *syntax.CStyleLoop:
@@ -412,6 +433,28 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	}
 	a.pipe = pipe
 	return all
+}
+
+// maxLoopItems is the longest list of known items a for loop body is judged for, once per
+// item; longer lists judge the body once with the variable unknown.
+const maxLoopItems = 8
+
+func anyDyn(xs []arg) bool {
+	for _, x := range xs {
+		if x.dyn || x.proc {
+			return true
+		}
+	}
+	return false
+}
+
+func anyGlob(xs []arg) bool {
+	for _, x := range xs {
+		if x.glob {
+			return true
+		}
+	}
+	return false
 }
 
 // callEdge is a call from the body of function from to the program to; fork tells whether
