@@ -119,7 +119,16 @@ func (a *analyzer) script(src string, d Dialect) eff {
 		if off > len(src) {
 			off = len(src)
 		}
-		a.add("parse.error", Ask, off, off, "The parser stopped here: "+err.Error())
+		// Point at the rest of the line from the error (or at the last line when the error is
+		// at the end of the input).
+		pos, end := off, len(src)
+		if nl := strings.IndexByte(src[off:], '\n'); nl >= 0 {
+			end = off + nl
+		}
+		if end == pos {
+			pos = strings.LastIndexByte(strings.TrimRight(src[:off], "\n"), '\n') + 1
+		}
+		a.add("parse.error", Ask, pos, end, "The parser stopped here: "+err.Error())
 		// Judge the complete lines before the error.
 		if nl := strings.LastIndexByte(src[:off], '\n'); nl > 0 {
 			if pf, perr := parse(src[:nl], d); perr == nil {
