@@ -245,6 +245,8 @@ func TestInterpretersAndWorkspaceCode(t *testing.T) {
 		{"osascript", "osascript -e 'x'", Ask, "exec.interpreter-inline", false, ""},
 		{"deno-eval", "deno eval 'x'", Ask, "exec.interpreter-inline", false, ""},
 		{"go-test", "go test ./...", Ask, "exec.workspace-code", false, ""},
+		{"go-build-output-system", "go build -o /usr/local/bin/x .", Deny, "write.system", false, ""},
+		{"gcc-output-ws", "gcc -O2 -o a.out a.c", Ask, "write.workspace", false, ""},
 		{"go-run", "go run .", Ask, "exec.workspace-code", false, ""},
 		{"make", "make", Ask, "exec.workspace-code", false, ""},
 		{"npm-test", "npm test", Ask, "exec.workspace-code", false, ""},
