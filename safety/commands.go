@@ -422,25 +422,6 @@ func hLn(a *analyzer, argv []arg, c *callInfo) eff {
 	return 0
 }
 
-// recordLink remembers that name is now a link to target, so that later writes through
-// name are judged as writes to target.
-func (a *analyzer) recordLink(name, target arg) {
-	n, ok := a.resolve(name)
-	if !ok || strings.Contains(n, dyn) {
-		return
-	}
-	t := target.s
-	if target.dyn {
-		t = dyn
-	} else if !strings.HasPrefix(t, "/") {
-		t = path.Dir(n) + "/" + t
-	}
-	if a.links == nil {
-		a.links = map[string]string{}
-	}
-	a.links[n] = path.Clean(t)
-}
-
 // hChmod: chmod, chown and chgrp change their operands after the mode or owner; recursive
 // changes of critical paths are destructive; setuid and setgid bits set as root are denied.
 func hChmod(a *analyzer, argv []arg, c *callInfo) eff {

@@ -161,32 +161,6 @@ func urlBase(u string) string {
 	return u
 }
 
-// recordFetch remembers that the file x holds downloaded content.
-func (a *analyzer) recordFetch(x arg) {
-	p, ok := a.resolve(x)
-	if !ok || strings.Contains(p, dyn) {
-		return
-	}
-	if a.fetched == nil {
-		a.fetched = map[string]bool{}
-	}
-	a.fetched[p] = true
-}
-
-// runsFetched reports (and records a deny finding) when x names a file downloaded earlier in
-// the command and is about to be run as code.
-func (a *analyzer) runsFetched(x arg, c *callInfo) bool {
-	if a.fetched == nil {
-		return false
-	}
-	p, ok := a.resolve(x)
-	if ok && a.fetched[p] {
-		a.find(c, "network.pipe-to-shell", Deny, "This runs "+p+", which was downloaded earlier in the same command")
-		return true
-	}
-	return false
-}
-
 // hNc judges netcat and socat: -e/-c/--exec/--sh-exec and socat exec:/system: addresses
 // connect a program to the network.
 func hNc(a *analyzer, argv []arg, c *callInfo) eff {
