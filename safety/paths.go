@@ -285,7 +285,7 @@ func classifyDev(p string) pathClass {
 		return pcDevTCP
 	}
 	name := strings.TrimPrefix(p, "/dev/")
-	for _, d := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "dm-", "md", "loop", "sr", "nbd", "zd", "mem", "kmem", "port", "block/", "root"} {
+	for _, d := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "dm-", "md", "loop", "sr", "nbd", "zd", "mem", "kmem", "port", "block/", "root", "sg", "st", "nst", "bsg/", "rbd", "zram", "pmem", "ram", "mtd", "ubi", "cciss/", "rdsk", "dsk", "vg", "lvm/", "fd0"} {
 		if strings.HasPrefix(name, d) {
 			return pcDevice
 		}
