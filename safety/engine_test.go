@@ -308,6 +308,11 @@ func TestReadOnlyToolsWithExec(t *testing.T) {
 func TestPaths(t *testing.T) {
 	runEngine(t, []engineCase{
 		{"redirect-ws", "ls > out.txt", Ask, "redirect.workspace", false, ""},
+		{"write-tmp", "cp x /tmp/y", Ask, "write.tmp", false, ""},
+		{"write-outside", "touch ~/notes.txt", Deny, "write.outside-workspace", false, ""},
+		{"redirect-dynamic", `echo x > "$F"`, Ask, "redirect.dynamic-path", false, ""},
+		{"shred-system", "shred -u /etc/passwd", Deny, "destructive.overwrite", false, ""},
+		{"export-dynamic", `export "$X"`, Ask, "env.dynamic", false, ""},
 		{"redirect-append", "echo x >> notes.md", Ask, "redirect.workspace", false, ""},
 		{"redirect-clobber", "echo x >| /etc/x", Deny, "redirect.system", false, ""},
 		{"redirect-all", "ls &> /etc/x", Deny, "", false, ""},
