@@ -138,7 +138,7 @@ func init() {
 	register(hGit, "git")
 	register(hDocker, "docker", "podman", "nerdctl", "docker-compose", "kubectl", "k9s", "minikube", "kind", "crictl", "ctr")
 
-	register(hFormat, "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk", "blkdiscard", "hdparm", "badblocks", "cryptsetup", "zpool", "lvremove", "vgremove", "pvremove", "mdadm", "flashrom", "nvme", "sg_format", "fsck", "e2fsck", "tune2fs", "resize2fs", "dumpe2fs", "mkdosfs", "mkntfs", "newfs", "diskutil", "gpart", "losetup", "partprobe", "debugfs", "xfs_repair", "btrfs", "zfs")
+	register(hFormat, "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk", "blkdiscard", "hdparm", "badblocks", "cryptsetup", "zpool", "zfs", "lvremove", "vgremove", "pvremove", "mdadm", "flashrom", "nvme", "sg_format", "fsck", "e2fsck", "tune2fs", "resize2fs", "dumpe2fs", "mkdosfs", "mkntfs", "newfs", "diskutil", "gpart", "losetup", "partprobe", "debugfs", "xfs_repair", "btrfs", "zfs")
 	register(hPower, "shutdown", "reboot", "poweroff", "halt", "init", "telinit", "kexec", "pm-suspend", "pm-hibernate")
 	register(hKill, "kill", "pkill", "killall", "killall5", "skill", "slay", "xkill")
 	register(hSystemctl, "systemctl", "service", "launchctl", "rc-service", "sv", "initctl", "update-rc.d", "chkconfig", "rc-update")
