@@ -419,16 +419,31 @@ func hDocker(a *analyzer, argv []arg, c *callInfo) eff {
 	if onlyVersion(argv) || len(argv) < 2 {
 		return 0
 	}
-	sub := ""
+	var words []string
 	for _, x := range argv[1:] {
 		if !strings.HasPrefix(x.s, "-") {
-			sub = x.s
-			break
+			words = append(words, x.s)
 		}
 	}
-	switch sub {
-	case "ps", "images", "inspect", "logs", "version", "info", "top", "stats", "port", "diff", "history", "search", "get", "describe", "explain", "api-resources", "cluster-info", "config-view", "events", "ls", "list":
+	sub := ""
+	if len(words) > 0 {
+		sub = words[0]
+	}
+	readVerb := func(v string) bool {
+		switch v {
+		case "ps", "images", "inspect", "logs", "version", "info", "top", "stats", "port", "diff", "history", "search", "get", "describe", "explain", "api-resources", "cluster-info", "events", "ls", "list", "df", "du", "config", "api-versions":
+			return true
+		}
+		return false
+	}
+	if readVerb(sub) && sub != "config" {
 		return 0
+	}
+	switch sub {
+	case "compose", "container", "image", "network", "volume", "context", "node", "service", "system", "buildx", "secret", "plugin", "stack", "swarm", "manifest", "builder", "trust":
+		if len(words) > 1 && readVerb(words[1]) && words[1] != "config" {
+			return 0
+		}
 	}
 	for _, x := range argv[1:] {
 		s := x.s
