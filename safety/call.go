@@ -489,6 +489,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				a.find(c, "function.forkbomb", Deny, "")
 			}
 		}
+		if d, ok := a.funcCwd[name]; ok {
+			a.oldpwd, a.oldSet, a.cwd = a.cwd, true, d
+		}
 		return 0
 	}
 	h := lookup(name)

@@ -712,6 +712,8 @@ func TestBuiltinsAndEvaluatedNames(t *testing.T) {
 		{"env-S-quotes", `env -S 'bash -c "rm -rf /"'`, Deny, "", false, ""},
 		{"sh-c-positional", `bash -c 'rm -rf "$0"' /`, Deny, "destructive.rm-root", false, ""},
 		{"sh-c-positional-1", `sh -c 'rm -rf "$1"' x /etc`, Deny, "", false, ""},
+		{"cd-in-background", "cd /tmp & rm -rf *", Deny, "destructive.rm-workspace", false, ""},
+		{"cd-in-function", "f(){ cd .git/hooks; }; f; echo x > pre-commit", Deny, "redirect.protected", false, ""},
 		{"cd-dash", "cd src && cd - && rm -rf *", Deny, "destructive.rm-workspace", false, ""},
 		{"pushd-popd", "pushd src && popd && rm -rf *", Deny, "destructive.rm-workspace", false, ""},
 		{"git-outside", "cd /tmp/evil && git status", Ask, "git.repo-override", false, ""},

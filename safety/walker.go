@@ -50,6 +50,7 @@ type analyzer struct {
 	links   map[string]string // symbolic links made earlier in the command: link path → target
 	fetched map[string]bool   // files downloaded earlier in the command
 	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
+	funcCwd map[string]string // functions whose body changes the directory: name → directory ("" unknown)
 	written map[string]string // files written earlier in the command with known content (dyn when unknown)
 
 	curDialect Dialect           // dialect of the script being judged
@@ -184,7 +185,18 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	for _, r := range s.Redirs {
 		a.redirect(r, &in)
 	}
-	e := a.command(s, &in)
+	var e eff
+	if s.Background || s.Coprocess {
+		// A background job runs in a subshell: its cd and assignments stay there.
+		cwd, old, oldSet, vars := a.cwd, a.oldpwd, a.oldSet, a.vars
+		if vars != nil {
+			a.vars = copyVars(vars)
+		}
+		e = a.command(s, &in)
+		a.cwd, a.oldpwd, a.oldSet, a.vars = cwd, old, oldSet, vars
+	} else {
+		e = a.command(s, &in)
+	}
 	a.bg = bg
 	if s.Cmd == nil && in.cred {
 		e |= effCredRead // $(< ~/.ssh/id_rsa) prints the file
@@ -395,6 +407,15 @@ func (a *analyzer) funcDecl(x *syntax.FuncDecl) {
 	if x.Body != nil {
 		cwd := a.cwd
 		a.stmt(x.Body)
+		if a.cwd != cwd {
+			// Calling the function changes the directory of the caller.
+			if a.funcCwd == nil {
+				a.funcCwd = map[string]string{}
+			}
+			for _, n := range names {
+				a.funcCwd[n.Value] = a.cwd
+			}
+		}
 		a.cwd = cwd
 	}
 	a.fstk = a.fstk[:len(a.fstk)-len(names)]
