@@ -101,6 +101,21 @@ func defaultWord(w *syntax.Word) string {
 	return ""
 }
 
+// substOutput returns what a command substitution prints when it is known without running
+// anything ($(echo rm), $(pwd), $(cat <<'EOF' … EOF)), with trailing newlines removed as
+// the shell removes them.
+func substOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
+	if len(stmts) == 1 {
+		if call, ok := stmts[0].Cmd.(*syntax.CallExpr); ok && len(call.Args) == 1 && call.Args[0].Lit() == "cat" && len(stmts[0].Redirs) == 1 {
+			if out, ok := a.hdocText(stmts[0].Redirs[0]); ok {
+				return strings.TrimRight(out, "\n"), true
+			}
+			return "", false
+		}
+	}
+	return echoOutput(a, stmts)
+}
+
 // echoOutput returns what a command substitution prints when it is a single echo or
 // printf of literal words (such as $(echo rm)), so that the value is judged, not guessed.
 func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
@@ -231,7 +246,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		}
 		e.push(v)
 	case *syntax.CmdSubst:
-		if out, ok := echoOutput(a, x.Stmts); ok {
+		if out, ok := substOutput(a, x.Stmts); ok {
 			if !dq && strings.ContainsAny(out, " \t\n") {
 				e.split = true
 			}
