@@ -82,13 +82,13 @@ func hasWild(c string) bool { return strings.ContainsAny(c, "*?[\x00") }
 // compMatch reports whether path component c (possibly a glob, or dyn) may name want
 // (lower case).
 func compMatch(c, want string) bool {
-	if c == dyn || strings.Contains(c, dyn) {
+	if !hasWild(c) {
+		return strings.EqualFold(c, want)
+	}
+	if strings.Contains(c, dyn) {
 		return true
 	}
 	lc := strings.ToLower(c)
-	if !hasWild(lc) {
-		return lc == want
-	}
 	if strings.HasPrefix(want, ".") && !strings.HasPrefix(lc, ".") {
 		return false // a glob matches a leading dot only explicitly (dotglob is off)
 	}
@@ -198,6 +198,18 @@ var systemRoots = map[string]bool{
 // tmpDirs are directories for temporary files.
 var tmpDirs = []string{"/tmp", "/var/tmp", "/private/tmp", "/dev/shm"}
 
+// firstComps holds the first components of the home-relative patterns (credential stores and
+// startup files), to skip the pattern loops for ordinary paths.
+var firstComps = func() map[string]bool {
+	m := map[string]bool{}
+	for _, list := range [][][]string{credentialHome, homePersistence} {
+		for _, p := range list {
+			m[p[0]] = true
+		}
+	}
+	return m
+}()
+
 // classify returns the class of an absolute cleaned path (from resolve).
 func (a *analyzer) classify(p string) pathClass {
 	if strings.HasPrefix(p, "/dev/") || p == "/dev" {
@@ -216,9 +228,11 @@ func (a *analyzer) classify(p string) pathClass {
 		// Before the workspace: a workspace may be the home directory itself. A pattern
 		// that holds the workspace (a workspace in ~/bin) does not apply to it.
 		rel := splitPath(p[len(home):])
-		for _, pat := range homePersistence {
-			if underPattern(rel, pat) && !within(a.ctx.Workspace, home+"/"+strings.Join(pat, "/")) {
-				return pcPersistence
+		if len(rel) > 0 && (hasWild(rel[0]) || firstComps[strings.ToLower(rel[0])]) {
+			for _, pat := range homePersistence {
+				if underPattern(rel, pat) && !within(a.ctx.Workspace, home+"/"+strings.Join(pat, "/")) {
+					return pcPersistence
+				}
 			}
 		}
 	}
@@ -501,6 +515,9 @@ func (a *analyzer) isCredential(p string) bool {
 // a directory holding one (~/.docker, ~/.config: reading it recursively reads the store), or
 // a glob at the top of the home directory (~/.*).
 func (a *analyzer) homeCredential(rel []string) bool {
+	if len(rel) > 0 && !hasWild(rel[0]) && !firstComps[strings.ToLower(rel[0])] {
+		return false // no store starts with this name
+	}
 	for _, pat := range credentialHome {
 		if underPattern(rel, pat) {
 			return true
