@@ -460,6 +460,10 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				a.judgeProgram(append([]arg{lit(alt)}, argv[1:]...), c)
 			}
 		}
+		if len(argv) > 2 && isShellCOption(argv[1].s) {
+			// $SHELL -c SCRIPT, $BASH -c SCRIPT: whatever the shell, the script runs.
+			a.judgeProgram(append([]arg{lit("sh")}, argv[1:]...), c)
+		}
 		return effShellStdin
 	}
 	if a0.sub {
@@ -500,6 +504,11 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 		return 0
 	}
 	return h(a, argv, c)
+}
+
+// isShellCOption reports whether s is a shell option cluster holding -c (-c, -lc, -ec).
+func isShellCOption(s string) bool {
+	return len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.HasSuffix(s, "c")
 }
 
 // systemBinDir reports whether dir is a standard directory of installed programs, so that

@@ -121,6 +121,8 @@ func TestQuotingAndDynamicWords(t *testing.T) {
 		{"echo-subst-cmd", "$(echo rm) -rf /", Deny, "", false, ""},
 		{"echo-subst-harmless", "$(echo ls) -la", Ask, "dynamic.command", false, ""},
 		{"ifs", "git${IFS}status", Ask, "dynamic.command", false, ""},
+		{"dynamic-shell-c", `$SHELL -c "rm -rf /"`, Deny, "destructive.rm-root", false, ""},
+		{"dynamic-shell-c-read", `$BASH -lc "ls"`, Ask, "dynamic.command", false, ""},
 		{"glob-cmd", "/bin/r? -rf /", Ask, "", false, ""},
 		{"abs-path", "/usr/bin/rm -rf /", Deny, "", false, ""},
 		{"relative-program", "./sed -n 1p f", Ask, "exec.workspace-code", false, ""},
