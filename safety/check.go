@@ -48,21 +48,29 @@ func parse(src string, d Dialect) (*syntax.File, error) {
 // findings, and the findings in the order they were found. It is pure (it reads no files,
 // no environment and no network), deterministic, safe for concurrent use and never panics:
 // an internal failure yields a deny verdict with rule internal.panic.
-func Check(command string, ctx Context) (v Verdict) {
+func Check(command string, ctx Context) Verdict {
+	return failClosed(command, func() Verdict {
+		ctx = normalize(ctx)
+		a := analyzers.Get().(*analyzer)
+		*a = analyzer{ctx: ctx, top: command, cwd: ctx.Cwd, argStack: a.argStack[:0], free: a.free}
+		a.src = source{text: command, base: 0}
+		a.run(command, ctx.Dialect)
+		v := a.verdict()
+		a.findings = nil
+		analyzers.Put(a) // not reached after a panic: a broken analyzer is never reused
+		return v
+	})
+}
+
+// failClosed returns judge's verdict, or a deny verdict with rule internal.panic when judge
+// panics.
+func failClosed(command string, judge func() Verdict) (v Verdict) {
 	defer func() {
 		if r := recover(); r != nil {
 			v = Verdict{Decision: Deny, Findings: []Finding{{Rule: "internal.panic", Decision: Deny, Command: command, Message: rules["internal.panic"].message}}}
 		}
 	}()
-	ctx = normalize(ctx)
-	a := analyzers.Get().(*analyzer)
-	*a = analyzer{ctx: ctx, top: command, cwd: ctx.Cwd, argStack: a.argStack[:0], free: a.free}
-	a.src = source{text: command, base: 0}
-	a.run(command, ctx.Dialect)
-	v = a.verdict()
-	a.findings = nil
-	analyzers.Put(a)
-	return v
+	return judge()
 }
 
 // analyzers pools analyzer values so that their buffers are reused between calls.
