@@ -360,7 +360,7 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 		a.find(c, "credential.read", Ask, "The command prints a secret (a token, a password or a private key)")
 		e |= effCredRead
 	}
-	if metaOnly[argv[0].s] {
+	if metaOnly[argv[0].s] || wrappers[argv[0].s] != nil || runsCommand[argv[0].s] {
 		if a.ctx.Policy != nil {
 			a.applyPolicy(argv, c, start)
 		}
@@ -435,6 +435,15 @@ func printsSecret(argv []arg) bool {
 	return false
 }
 
+// runsCommand lists programs whose arguments are another command, judged on its own (the
+// generic credential check would otherwise see the inner command's paths twice, or mount
+// specifications such as bwrap --ro-bind / / as reads).
+var runsCommand = map[string]bool{
+	"env": true, "sudo": true, "doas": true, "xargs": true, "bwrap": true, "flock": true,
+	"watch": true, "busybox": true, "exec": true, "command": true, "builtin": true,
+	"parallel": true, "perf": true, "gdb": true, "lldb": true, "hyperfine": true,
+}
+
 // metaOnly lists programs that only read names and metadata, never file contents, so
 // naming a credential file is not reading it.
 var metaOnly = map[string]bool{
@@ -442,7 +451,8 @@ var metaOnly = map[string]bool{
 	"dirname": true, "basename": true, "realpath": true, "readlink": true, "namei": true,
 	"lsattr": true, "getfacl": true, "exa": true, "eza": true, "lsd": true, "df": true,
 	"dir": true, "vdir": true, "pwd": true, "echo": true, "printf": true, "cd": true,
-	"pushd": true, "mkdir": true, "touch": true,
+	"pushd": true, "mkdir": true, "touch": true, "find": true, "fd": true, "fdfind": true,
+	"locate": true, "plocate": true,
 }
 
 // judgeProgram resolves argv[0] and calls its handler.

@@ -478,6 +478,9 @@ func (a *analyzer) isCredential(p string) bool {
 	if a.policyCredential(p) {
 		return true
 	}
+	if home := a.ctx.Home; home != "" && (p == home || within(home, p)) {
+		return true // the home directory (or a parent of it) holds every store
+	}
 	if home := a.ctx.Home; home != "" && within(p, home) && p != home && a.homeCredential(splitPath(p[len(home):])) {
 		return true // also when the workspace is the home directory
 	}
@@ -505,7 +508,7 @@ func (a *analyzer) isCredential(p string) bool {
 	case ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore":
 		return true
 	}
-	if len(comps) >= 2 && comps[0] == "etc" && (comps[1] == "shadow" || comps[1] == "gshadow" || comps[1] == "sudoers" || (comps[1] == "ssh" && strings.HasSuffix(last, "_key"))) {
+	if len(comps) >= 2 && comps[0] == "etc" && (comps[1] == "shadow" || comps[1] == "gshadow" || comps[1] == "sudoers" || (comps[1] == "ssh" && (len(comps) == 2 || strings.HasSuffix(last, "_key")))) {
 		return true
 	}
 	return false
