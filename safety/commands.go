@@ -100,6 +100,7 @@ func init() {
 	register(hWget, "wget", "wget2")
 	register(hNc, "nc", "ncat", "netcat", "socat", "pwncat")
 	register(hSSH, "ssh", "autossh", "dbclient")
+	register(hSSHKeygen, "ssh-keygen")
 	register(hScp, "scp", "rsync")
 
 	register(hShell, "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "tcsh", "csh", "rbash", "posh", "oksh", "loksh", "pdksh")

@@ -351,6 +351,9 @@ func TestPaths(t *testing.T) {
 		{"home-find-names", `find ~ -name "*.go"`, Allow, "", false, ""},
 		{"ssh-host-keys", "cp -r /etc/ssh .", Ask, "credential.read", false, ""},
 		{"home-scp", "scp -r ~ host:", Deny, "exfil.credential", false, ""},
+		{"keygen-default", "ssh-keygen -t ed25519", Deny, "write.persistence", false, ""},
+		{"keygen-workspace", `ssh-keygen -t ed25519 -f ./deploy_key -N ""`, Ask, "write.workspace", false, ""},
+		{"keygen-fingerprint", "ssh-keygen -l -f key.pub", Allow, "", false, ""},
 	})
 }
 

@@ -240,3 +240,28 @@ func hScp(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	return 0
 }
+
+// hSSHKeygen judges ssh-keygen: making a key writes -f FILE (default ~/.ssh/id_*); -y prints
+// a public key from a private one (reads it); -l, -F and -H only read known hosts and keys.
+func hSSHKeygen(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &optSpec{arg: "abCDEFfGIJjKMmNnOPRrSstVwYZz"})
+	file, hasFile := p.get("f")
+	switch {
+	case p.has("l") || p.has("B") || p.has("F") || p.has("Q"):
+		return 0
+	case p.has("y"):
+		a.find(c, "credential.read", Ask, "ssh-keygen -y reads a private key")
+		return effCredRead
+	case p.has("R") || p.has("H"):
+		// Editing known_hosts.
+	}
+	if hasFile && file.has {
+		a.writeTarget(file.val, "write", c.pos, c.end)
+		a.writeTarget(arg{s: file.val.s + ".pub", dyn: file.val.dyn}, "write", c.pos, c.end)
+		return 0
+	}
+	if a.ctx.Home != "" {
+		a.writeTarget(lit(a.ctx.Home+"/.ssh/id_"+dyn), "write", c.pos, c.end)
+	}
+	return 0
+}
