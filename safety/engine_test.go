@@ -762,8 +762,9 @@ func TestPOSIXDialect(t *testing.T) {
 		{"x() { rm -rf ~; }; x", Deny},         // functions
 		{"f=$(curl -s x); sh -c \"$f\"", Deny}, // downloaded script in a variable
 		{"export LD_PRELOAD=/tmp/x.so; ls", Deny},
-		{"cat <(ls)", Ask},           // process substitution is a syntax error in sh
-		{"$'\\x72\\x6d' -rf /", Ask}, // dash has no $'…': the command is named "$\x72\x6d"
+		{"cat <(ls)", Ask},            // process substitution is a syntax error in sh
+		{"$'\\x72\\x6d' -rf /", Deny}, // /bin/sh may be bash, which decodes $'…'
+		{"rm -rf {x,/}", Deny},        // and expands braces (dash would not)
 	} {
 		if v := Check(c.cmd, ctx); v.Decision != c.want {
 			t.Errorf("sh: %q = %s, want %s; %+v", c.cmd, v.Decision, c.want, v.Findings)

@@ -181,6 +181,17 @@ func (e *wordEval) push(s string) {
 // the first part starts the word (for tilde expansion).
 func (e *wordEval) parts(parts []syntax.WordPart, dq bool, first bool) {
 	for i, p := range parts {
+		// The POSIX parser reads $'…' as "$" then '…'; /bin/sh may be bash, which decodes
+		// it, and the decoded value is the one that can do harm.
+		if l, ok := p.(*syntax.Lit); ok && !dq && i+1 < len(parts) && strings.HasSuffix(l.Value, "$") && !strings.HasSuffix(l.Value, "\\$") {
+			if q, ok := parts[i+1].(*syntax.SglQuoted); ok && !q.Dollar {
+				trimmed := *l
+				trimmed.Value = l.Value[:len(l.Value)-1]
+				e.part(&trimmed, dq, first && i == 0)
+				parts[i+1] = &syntax.SglQuoted{Left: q.Left, Right: q.Right, Dollar: true, Value: q.Value}
+				continue
+			}
+		}
 		e.part(p, dq, first && i == 0)
 	}
 }
@@ -216,9 +227,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		}
 		e.push(s)
 	case *syntax.SglQuoted:
-		if x.Dollar && a.curDialect == POSIX {
-			e.push("$" + x.Value) // a POSIX sh (dash) has no $'…' quoting
-		} else if x.Dollar {
+		// A POSIX sh such as dash reads $'\x72m' as "$\x72m", but /bin/sh may be bash,
+		// which decodes it; the decoded value is the one that can do harm.
+		if x.Dollar {
 			e.push(ansiC(x.Value))
 		} else {
 			e.push(x.Value)
