@@ -77,6 +77,11 @@ func runCases(t *testing.T, cases []jsonCase) {
 			ctx.Dialect = POSIX
 		}
 		v := Check(c.Cmd, ctx)
+		for _, f := range v.Findings {
+			if f.Rule == "internal.panic" {
+				t.Errorf("%s %q: the checker panicked", c.ID, c.Cmd)
+			}
+		}
 		ok, ex := accepts(c.Expect, v.Decision)
 		if ex {
 			exact++

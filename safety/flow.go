@@ -71,6 +71,24 @@ func (a *analyzer) recordWritten(s *syntax.Stmt, e eff) {
 	}
 }
 
+// runsProcText judges running a process substitution as a script when its output is known
+// (bash <(echo 'rm -rf /')); it reports whether it did.
+func (a *analyzer) runsProcText(x arg, d Dialect, c *callInfo) bool {
+	if !x.proc || x.w == nil || a.procText == nil || len(x.w.Parts) != 1 {
+		return false
+	}
+	ps, ok := x.w.Parts[0].(*syntax.ProcSubst)
+	if !ok {
+		return false
+	}
+	text, ok := a.procText[ps]
+	if !ok {
+		return false
+	}
+	a.nestedText(text, -1, d, c)
+	return true
+}
+
 // runsWritten judges running the file x as a script (in dialect d) when its content was
 // written earlier in the command; it reports whether it did.
 func (a *analyzer) runsWritten(x arg, d Dialect, c *callInfo) bool {

@@ -41,17 +41,18 @@ type analyzer struct {
 	shells int
 	over   bool // budget exceeded: stop judging (a deny finding is already recorded)
 
-	cwd     string            // working directory; "" when unknown
-	oldpwd  string            // the previous working directory (cd -); "" when unknown
-	oldSet  bool              // OLDPWD has been set by a cd in this command
-	dirs    []string          // the pushd directory stack
-	params  map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
-	taint   map[string]eff    // variables holding downloaded, decoded or credential content
-	links   map[string]string // symbolic links made earlier in the command: link path → target
-	fetched map[string]bool   // files downloaded earlier in the command
-	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
-	funcCwd map[string]string // functions whose body changes the directory: name → directory ("" unknown)
-	written map[string]string // files written earlier in the command with known content (dyn when unknown)
+	cwd      string                       // working directory; "" when unknown
+	oldpwd   string                       // the previous working directory (cd -); "" when unknown
+	oldSet   bool                         // OLDPWD has been set by a cd in this command
+	dirs     []string                     // the pushd directory stack
+	params   map[string]string            // positional parameters for the next nested script (sh -c S $0 $1 …)
+	taint    map[string]eff               // variables holding downloaded, decoded or credential content
+	links    map[string]string            // symbolic links made earlier in the command: link path → target
+	fetched  map[string]bool              // files downloaded earlier in the command
+	calls    []callEdge                   // calls made inside function bodies (for mutual-recursion fork bombs)
+	funcCwd  map[string]string            // functions whose body changes the directory: name → directory ("" unknown)
+	procText map[*syntax.ProcSubst]string // process substitutions whose output is known text
+	written  map[string]string            // files written earlier in the command with known content (dyn when unknown)
 
 	curDialect Dialect           // dialect of the script being judged
 	pipeText   string            // the literal output of the previous pipeline stage (echo 'x' | sh)

@@ -105,6 +105,24 @@ func defaultWord(w *syntax.Word) string {
 // anything ($(echo rm), $(pwd), $(cat <<'EOF' … EOF)), with trailing newlines removed as
 // the shell removes them.
 func substOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
+	if len(stmts) == 1 && a.written != nil {
+		// $(cat FILE) or $(< FILE) of a file written earlier with known content.
+		var file *syntax.Word
+		s := stmts[0]
+		if call, ok := s.Cmd.(*syntax.CallExpr); ok && len(call.Args) == 2 && call.Args[0].Lit() == "cat" && len(s.Redirs) == 0 {
+			file = call.Args[1]
+		} else if s.Cmd == nil && len(s.Redirs) == 1 && s.Redirs[0].Op == syntax.RdrIn {
+			file = s.Redirs[0].Word
+		}
+		if file != nil && file.Lit() != "" {
+			l := file.Lit()
+			if p, ok := a.resolve(lit(l)); ok {
+				if text, ok := a.written[p]; ok && !strings.Contains(text, dyn) {
+					return strings.TrimRight(text, "\n"), true
+				}
+			}
+		}
+	}
 	if len(stmts) == 1 {
 		if call, ok := stmts[0].Cmd.(*syntax.CallExpr); ok && len(call.Args) == 1 && call.Args[0].Lit() == "cat" && len(stmts[0].Redirs) == 1 {
 			if out, ok := a.hdocText(stmts[0].Redirs[0]); ok {
@@ -291,6 +309,16 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 			e.cred = true
 		}
 		e.proc = true
+		if len(x.Stmts) == 1 && x.Op == syntax.CmdIn {
+			if out, ok := literalOutput(a, x.Stmts[0]); ok {
+				// <(echo 'rm -rf /') is a file with known content: keep it for a shell that
+				// runs it.
+				if a.procText == nil {
+					a.procText = map[*syntax.ProcSubst]string{}
+				}
+				a.procText[x] = out
+			}
+		}
 		e.push("/dev/fd/63")
 	case *syntax.ExtGlob:
 		e.glob = true

@@ -299,7 +299,7 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		if a.runsFetched(x, c) {
 			return 0
 		}
-		if a.runsWritten(x, d, c) {
+		if a.runsWritten(x, d, c) || a.runsProcText(x, d, c) {
 			return 0
 		}
 		a.find(c, "exec.workspace-code", Ask, "The shell runs the script "+display(x.s))
@@ -392,7 +392,7 @@ func hSource(a *analyzer, argv []arg, c *callInfo) eff {
 	if a.runsFetched(x, c) {
 		return 0
 	}
-	if a.runsWritten(x, a.dialect(), c) {
+	if a.runsWritten(x, a.dialect(), c) || a.runsProcText(x, a.dialect(), c) {
 		return 0
 	}
 	a.find(c, "exec.source", Ask, "")
