@@ -493,6 +493,8 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 			return 0
 		}
 		name = name[i+1:]
+		// Handlers see the program by its name (/usr/bin/kill is kill).
+		argv[0] = arg{s: name, w: a0.w}
 	}
 	if len(a.fstk) > 0 {
 		a.calls = append(a.calls, callEdge{from: a.fstk[len(a.fstk)-1], to: name, fork: a.pipe || a.bg})
