@@ -130,6 +130,9 @@ func TestQuotingAndDynamicWords(t *testing.T) {
 		{"dynamic-shell-c-read", `$BASH -lc "ls"`, Ask, "dynamic.command", false, ""},
 		{"glob-cmd", "/bin/r? -rf /", Ask, "", false, ""},
 		{"abs-path", "/usr/bin/rm -rf /", Deny, "", false, ""},
+		{"abs-path-kill", "/bin/kill -9 -1", Deny, "system.kill-all", false, ""},
+		{"abs-path-wrapper", "/usr/bin/time -v rm -rf /", Deny, "destructive.rm-root", false, ""},
+		{"abs-path-sudo", "/usr/bin/sudo ls", Deny, "privilege.escalation", false, ""},
 		{"relative-program", "./sed -n 1p f", Ask, "exec.workspace-code", false, ""},
 		{"env-path-program", "/usr/bin/env rm -rf /", Deny, "", false, ""},
 	})
