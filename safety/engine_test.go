@@ -121,6 +121,7 @@ func TestQuotingAndDynamicWords(t *testing.T) {
 		{"pwd-var", `rm -rf "$PWD"`, Deny, "destructive.rm-workspace", false, ""},
 		{"var-assigned", "d=/etc; rm -rf $d", Deny, "", false, ""},
 		{"var-split", `c="rm -rf /"; $c`, Deny, "", false, ""},
+		{"empty-var-vanishes", "X=; $X rm -rf /", Deny, "destructive.rm-root", false, ""},
 		{"dynamic-cmd", "$CMD -la", Ask, "dynamic.command", false, ""},
 		{"dynamic-default", "${X:-rm} -rf /", Deny, "destructive.rm-root", false, ""},
 		{"echo-subst-cmd", "$(echo rm) -rf /", Deny, "", false, ""},

@@ -73,6 +73,9 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 		e.vals = out
 	}
 	for _, v := range e.vals {
+		if v == "" && !e.quoted && !e.dyn {
+			continue // an unquoted expansion to nothing is no field at all
+		}
 		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, sub: e.sub, cred: e.cred})
 	}
 	return dst
@@ -186,6 +189,7 @@ type wordEval struct {
 	cred     bool // a substitution outputs a credential file
 	overflow bool // brace expansion exceeded maxBraceFields
 	hdoc     bool // evaluating an unquoted here-document body
+	quoted   bool // the word has a quoted part, so an empty value is still a field
 	assign   bool
 }
 
@@ -245,6 +249,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		}
 		e.push(s)
 	case *syntax.SglQuoted:
+		e.quoted = true
 		// A POSIX sh such as dash reads $'\x72m' as "$\x72m", but /bin/sh may be bash,
 		// which decodes it; the decoded value is the one that can do harm.
 		if x.Dollar {
@@ -253,6 +258,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 			e.push(x.Value)
 		}
 	case *syntax.DblQuoted:
+		e.quoted = true
 		e.parts(x.Parts, true, false)
 	case *syntax.ParamExp:
 		if x.Param != nil && a.taint != nil {
