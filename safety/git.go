@@ -263,7 +263,22 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	case "mergetool", "instaweb", "filter-repo", "daemon", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
 		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs configured programs or talks to other systems")
 		return 0
-	case "archive", "format-patch", "bundle", "bugreport", "diagnose":
+	case "bundle":
+		// git bundle create FILE …: the bundle file is written; list-heads and verify read.
+		for j := 1; j < len(args); j++ {
+			if args[j].s == "create" {
+				for _, x := range args[j+1:] {
+					if !strings.HasPrefix(x.s, "-") {
+						if x.s != "-" {
+							a.writeTarget(x, "write", c.pos, c.end)
+						}
+						return 0
+					}
+				}
+			}
+		}
+		return 0
+	case "archive", "format-patch", "bugreport", "diagnose":
 		for _, x := range args {
 			if x.s == "--stdout" {
 				return 0
