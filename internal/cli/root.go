@@ -72,6 +72,7 @@ and inspects Git through a hardened host git.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(streams),
+		newCheckCmd(streams),
 	)
 	return root
 }
