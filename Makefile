@@ -6,7 +6,7 @@ PKG := github.com/s-code-dev/s-code
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X $(PKG)/internal/version.Version=$(VERSION)
 
-.PHONY: help build test lint bench demo clean deps
+.PHONY: help build test lint bench demo clean deps install uninstall
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 14
@@ -14,9 +14,15 @@ help: ## list the targets
 deps: ## download the Go modules the build needs
 	$(GO) mod download
 
-build: deps ## build the binaries into ./bin
+# Each binary and the cmd directory of its main package. A helper whose cmd directory is not
+# in the tree (yet) is skipped by build and install.
+CMDS := s-code=agent s-code-userhelper=userhelper s-code-roothelper=roothelper
+
+build: deps ## build the binaries into ./bin (s-code and, where present, the helpers)
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/s-code ./cmd/agent
+	@set -e; for c in $(CMDS); do b=$${c%%=*}; d=./cmd/$${c#*=}; \
+	  if [ -d $$d ]; then echo "$(GO) build -o $(BIN)/$$b $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/$$b $$d; fi; \
+	done
 
 test: deps ## run every test (root-only tests skip unless run as root; S_CODE_REQUIRE_ROOT=1 fails them instead)
 	$(GO) test -count=1 ./...
@@ -36,3 +42,73 @@ demo: build ## the main job: judge a handful of real commands with s-code check
 
 clean: ## remove build output
 	rm -rf $(BIN)
+
+# Install layout; see README "Deploying the helpers". DESTDIR is prepended to every path (for
+# staging and packaging); PREFIX and the directories below may be overridden.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DOCDIR ?= $(PREFIX)/share/doc/s-code
+SYSCONFDIR ?= /etc
+# systemd looks for units here (systemd.unit(5)); /etc/systemd stays the admin's for overrides.
+SYSTEMDSYSTEMUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
+# systemd-sysusers reads /etc, /run and /usr/lib only (sysusers.d(5)), not /usr/local/lib.
+SYSUSERSDIR ?= $(SYSCONFDIR)/sysusers.d
+LAUNCHAGENTSDIR ?= /Library/LaunchAgents
+LAUNCHDAEMONSDIR ?= /Library/LaunchDaemons
+UNAME := $(shell uname -s)
+INSTALL_SYSTEMD ?= $(if $(filter Linux,$(UNAME)),yes,no)
+INSTALL_LAUNCHD ?= $(if $(filter Darwin,$(UNAME)),yes,no)
+# Files are made root-owned (uid 0, gid 0: root/wheel) when installing as root; a non-root
+# staging install into DESTDIR keeps the caller as owner.
+OWNER = $(shell [ "$$(id -u)" = 0 ] && echo "-o 0 -g 0")
+# The shipped units and plists name /usr/local paths; install rewrites them to BINDIR/DOCDIR.
+REWRITE = sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/share/doc/s-code/|$(DOCDIR)/|g'
+SYSTEMD_USER_UNITS := s-code-userhelper.socket s-code-userhelper.service
+SYSTEMD_SYSTEM_UNITS := s-code-roothelper.socket s-code-roothelper.service
+POLICY := $(DESTDIR)$(SYSCONFDIR)/s-code/roothelper.toml
+
+install: build ## install binaries, systemd units or launchd plists, and the default policy (PREFIX, DESTDIR)
+	@set -e; install -d -m 0755 $(OWNER) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR); \
+	for c in $(CMDS); do b=$${c%%=*}; d=cmd/$${c#*=}; \
+	  if [ -d $$d ]; then install -m 0755 $(OWNER) $(BIN)/$$b $(DESTDIR)$(BINDIR)/$$b && echo "installed $(DESTDIR)$(BINDIR)/$$b"; \
+	  else echo "skipped $$b: $$d is not in this tree"; fi; \
+	done; \
+	install -m 0644 $(OWNER) README.md $(DESTDIR)$(DOCDIR)/README.md
+	@set -e; install -d -m 0755 $(OWNER) $(DESTDIR)$(SYSCONFDIR)/s-code; \
+	if [ -e $(POLICY) ]; then echo "kept the existing $(POLICY)"; \
+	else install -m 0644 $(OWNER) deploy/roothelper.toml $(POLICY) && echo "installed $(POLICY)"; fi
+ifeq ($(INSTALL_SYSTEMD),yes)
+	@set -e; install -d -m 0755 $(OWNER) $(DESTDIR)$(SYSTEMDUSERUNITDIR) $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR) $(DESTDIR)$(SYSUSERSDIR); \
+	for u in $(SYSTEMD_USER_UNITS); do $(REWRITE) deploy/systemd/$$u > $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$u; \
+	  chmod 0644 $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$u; echo "installed $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$u"; done; \
+	for u in $(SYSTEMD_SYSTEM_UNITS); do $(REWRITE) deploy/systemd/$$u > $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/$$u; \
+	  chmod 0644 $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/$$u; echo "installed $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/$$u"; done; \
+	install -m 0644 $(OWNER) deploy/systemd/s-code.sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/s-code.conf; \
+	echo "installed $(DESTDIR)$(SYSUSERSDIR)/s-code.conf"
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && ! getent group s-code >/dev/null; then \
+	  if command -v systemd-sysusers >/dev/null; then systemd-sysusers $(SYSUSERSDIR)/s-code.conf; \
+	  else groupadd --system s-code; fi && echo "created the group s-code"; fi
+	@echo "next: systemctl daemon-reload; systemctl --user enable --now s-code-userhelper.socket;"
+	@echo "      as root, name the admitted users in $(SYSCONFDIR)/s-code/roothelper.toml, then"
+	@echo "      systemctl enable --now s-code-roothelper.socket"
+endif
+ifeq ($(INSTALL_LAUNCHD),yes)
+	@set -e; install -d -m 0755 $(OWNER) $(DESTDIR)$(LAUNCHAGENTSDIR) $(DESTDIR)$(LAUNCHDAEMONSDIR); \
+	$(REWRITE) deploy/launchd/dev.s-code.userhelper.plist > $(DESTDIR)$(LAUNCHAGENTSDIR)/dev.s-code.userhelper.plist; \
+	$(REWRITE) deploy/launchd/dev.s-code.roothelper.plist > $(DESTDIR)$(LAUNCHDAEMONSDIR)/dev.s-code.roothelper.plist; \
+	chmod 0644 $(DESTDIR)$(LAUNCHAGENTSDIR)/dev.s-code.userhelper.plist $(DESTDIR)$(LAUNCHDAEMONSDIR)/dev.s-code.roothelper.plist; \
+	if [ "$$(id -u)" = 0 ]; then chown 0:0 $(DESTDIR)$(LAUNCHAGENTSDIR)/dev.s-code.userhelper.plist $(DESTDIR)$(LAUNCHDAEMONSDIR)/dev.s-code.roothelper.plist; fi; \
+	echo "installed $(DESTDIR)$(LAUNCHAGENTSDIR)/dev.s-code.userhelper.plist"; \
+	echo "installed $(DESTDIR)$(LAUNCHDAEMONSDIR)/dev.s-code.roothelper.plist"
+endif
+
+uninstall: ## remove what install put in place (the policy only when unchanged; the group stays)
+	rm -f $(foreach c,$(CMDS),$(DESTDIR)$(BINDIR)/$(firstword $(subst =, ,$(c)))) $(DESTDIR)$(DOCDIR)/README.md
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUSERUNITDIR)/,$(SYSTEMD_USER_UNITS)) \
+	  $(addprefix $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/,$(SYSTEMD_SYSTEM_UNITS)) $(DESTDIR)$(SYSUSERSDIR)/s-code.conf \
+	  $(DESTDIR)$(LAUNCHAGENTSDIR)/dev.s-code.userhelper.plist $(DESTDIR)$(LAUNCHDAEMONSDIR)/dev.s-code.roothelper.plist
+	@if [ -e $(POLICY) ]; then \
+	  if cmp -s deploy/roothelper.toml $(POLICY); then rm -f $(POLICY); \
+	  else echo "kept $(POLICY): it differs from the default"; fi; fi
+	-@rmdir $(DESTDIR)$(SYSCONFDIR)/s-code $(DESTDIR)$(DOCDIR) 2>/dev/null || true

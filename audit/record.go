@@ -14,6 +14,7 @@ const (
 	KindRefused Kind = "refused" // the caller was not authenticated or not authorized
 	KindRotate  Kind = "rotate"  // first record of a new file, linking to the old one
 	KindSeal    Kind = "seal"    // a forward-secure HMAC seal over the chain so far
+	KindRecover Kind = "recover" // Open cut a torn final record (left by a crash) off the newest file
 )
 
 // Peer is the caller as the kernel reported it (peer credentials), never as it claimed.
@@ -30,8 +31,12 @@ type VerdictSummary struct {
 	Rules    []string `json:"rules,omitempty"` // rule ids of the findings
 }
 
-// Record is one audit record. The writer fills Seq, Time, Prev and Hash; callers fill the rest.
-// Hash is the hex SHA-256 over Prev and the record's canonical bytes (docs/audit.md).
+// Record is one audit record. The writer fills Seq, Time, Prev and Hash (and the fields of
+// its own rotate, seal and recover records); callers fill the rest. Hash is the hex SHA-256
+// over Prev and the record's canonical bytes (docs/audit.md).
+//
+// Prev and Hash must stay the last two fields: the canonical bytes are the JSON encoding up
+// to, not including, the hash member. New fields go before Prev.
 type Record struct {
 	Seq       uint64          `json:"seq"`
 	Time      time.Time       `json:"time"` // UTC, RFC 3339 with nanoseconds
@@ -51,6 +56,13 @@ type Record struct {
 	Duration  float64         `json:"duration_s,omitempty"` // seconds
 	Stdout    int64           `json:"stdout_bytes,omitempty"`
 	Stderr    int64           `json:"stderr_bytes,omitempty"`
-	Prev      string          `json:"prev"`
-	Hash      string          `json:"hash"`
+
+	// Written by the log itself.
+	File          string  `json:"file,omitempty"`           // rotate: the previous file's name; recover: the repaired file
+	PrunedThrough uint64  `json:"pruned_through,omitempty"` // rotate: retention removed every record up to this seq
+	TornBytes     int64   `json:"torn_bytes,omitempty"`     // recover: bytes of the torn record that Open cut off
+	SealIndex     *uint64 `json:"seal_index,omitempty"`     // seal: i, the number of seals before this one
+	Seal          string  `json:"seal,omitempty"`           // seal: hex HMAC-SHA256 with key K_i (docs/audit.md)
+	Prev          string  `json:"prev"`
+	Hash          string  `json:"hash"`
 }

@@ -6,6 +6,10 @@ pkgs=()
 need() { command -v "$1" >/dev/null 2>&1 || pkgs+=("$2"); }
 need git git
 need bash bash
+need make make # deploy: make install/uninstall into a DESTDIR
+need systemd-socket-activate systemd # internal/listener: TestSystemdSocketActivate
+need systemd-analyze systemd # deploy: TestSystemdAnalyzeVerify on every unit
+need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (tomllib)
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"

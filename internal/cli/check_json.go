@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/s-code-dev/s-code/safety"
 )
 
 // verdictJSON has the shape of safety.Verdict's JSON ({"decision":…,"findings":[…]}); it
-// exists so that the encoder below may leave <, > and & unescaped in commands (Verdict's
+// exists so that writeJSON may leave <, > and & unescaped in commands (Verdict's
 // MarshalJSON goes through json.Marshal, which writes them as \u003c, \u003e, \u0026).
 // TestVerdictJSONShape keeps the two in step.
 type verdictJSON struct {
@@ -18,9 +15,8 @@ type verdictJSON struct {
 	Findings []safety.Finding `json:"findings"`
 }
 
-// writeJSONLine writes v as one line of JSON to w, without HTML escaping. A
-// safety.Verdict is written in the shape of its MarshalJSON, with an empty findings array
-// rather than null.
+// writeJSONLine writes v as one line of JSON to w (see writeJSON). A safety.Verdict is
+// written in the shape of its MarshalJSON, with an empty findings array rather than null.
 func writeJSONLine(w io.Writer, v any) error {
 	if vd, ok := v.(safety.Verdict); ok {
 		out := verdictJSON{Decision: vd.Decision, Findings: vd.Findings}
@@ -29,12 +25,5 @@ func writeJSONLine(w io.Writer, v any) error {
 		}
 		v = out
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encode JSON: %w", err)
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return writeJSON(w, v)
 }

@@ -72,6 +72,10 @@ and inspects Git through a hardened host git.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newVersionCmd(streams),
+		newAuditCmd(streams),
+		newReadCmd(streams),
+		newPatchCmd(streams),
+		newUndoCmd(streams),
 		newCheckCmd(streams),
 	)
 	return root

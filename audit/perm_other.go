@@ -1,0 +1,19 @@
+//go:build !unix
+
+package audit
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+const oNoFollow = 0
+
+func checkOwnerMode(path string, fi fs.FileInfo, wantDir bool) error {
+	return fmt.Errorf("check owner of %s: %w", path, ErrUnsupported)
+}
+
+func lockDir(path string) (*os.File, error) {
+	return nil, fmt.Errorf("lock %s: %w", path, ErrUnsupported)
+}

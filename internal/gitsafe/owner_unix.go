@@ -1,0 +1,22 @@
+//go:build unix
+
+package gitsafe
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// checkOwner returns a *LayoutError unless path (not followed if a symlink) is owned by the
+// effective uid, as git's safe.directory check requires (CVE-2022-24765).
+func checkOwner(path string) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return &LayoutError{Rule: RuleForeignOwner, Path: path, Reason: "cannot read the owner", Err: err}
+	}
+	if uid := os.Geteuid(); int(st.Uid) != uid {
+		return &LayoutError{Rule: RuleForeignOwner, Path: path, Reason: fmt.Sprintf("owned by uid %d, not by uid %d (CVE-2022-24765)", st.Uid, uid)}
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+//go:build !linux && !darwin
+
+package wsfs
+
+// Root is a workspace directory handle; on this system every operation returns
+// ErrUnsupported.
+type Root struct{ path string }
+
+// Open returns ErrUnsupported on this system.
+func Open(string) (*Root, error) { return nil, ErrUnsupported }
+
+// Path returns the workspace root path.
+func (r *Root) Path() string { return r.path }
+
+// Close returns ErrUnsupported on this system.
+func (r *Root) Close() error { return ErrUnsupported }
+
+// Rel returns ErrUnsupported on this system.
+func (r *Root) Rel(string) (string, error) { return "", ErrUnsupported }
+
+// Abs returns the complete path of rel.
+func (r *Root) Abs(rel string) string { return r.path + "/" + rel }
+
+// ReadFile returns ErrUnsupported on this system.
+func (r *Root) ReadFile(string, int64) ([]byte, Info, error) { return nil, Info{}, ErrUnsupported }
+
+// CheckWritable returns ErrUnsupported on this system.
+func (r *Root) CheckWritable(string) (string, error) { return "", ErrUnsupported }
+
+// WriteFile returns ErrUnsupported on this system.
+func (r *Root) WriteFile(string, []byte, WriteOptions) error { return ErrUnsupported }
+
+// Remove returns ErrUnsupported on this system.
+func (r *Root) Remove(string, WriteOptions) error { return ErrUnsupported }
+
+// FoldsCase returns ErrUnsupported on this system.
+func (r *Root) FoldsCase(string) (bool, error) { return false, ErrUnsupported }
