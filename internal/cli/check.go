@@ -93,7 +93,7 @@ func runCheck(o checkOptions, args []string, streams IO) error {
 		return usageError{err}
 	}
 	if o.policy != "" {
-		if base.Policy, err = loadPolicy(o.policy); err != nil {
+		if base.Policy, err = safety.LoadPolicy(o.policy); err != nil {
 			return usageError{fmt.Errorf("--policy: %w", err)}
 		}
 	}

@@ -1,0 +1,351 @@
+package safety
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// callInfo is the simple command being judged: its source range in the current source and
+// what its redirections feed to its standard input.
+type callInfo struct {
+	pos, end int
+	in       *stdin
+}
+
+// find records a finding about the simple command c.
+func (a *analyzer) find(c *callInfo, id string, d Decision, detail string) {
+	a.add(id, d, c.pos, c.end, detail)
+}
+
+// handler judges one command (argv[0] is its name, already resolved) and returns its effects.
+type handler func(a *analyzer, argv []arg, c *callInfo) eff
+
+// call judges a simple command: its assignments, its words and then its argv.
+func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
+	c := &callInfo{pos: int(x.Pos().Offset()), end: int(x.End().Offset()), in: in}
+	for _, as := range x.Assigns {
+		a.assign(as, c, len(x.Args) == 0)
+	}
+	if len(x.Args) == 0 {
+		return 0
+	}
+	var buf [8]arg
+	argv := buf[:0]
+	for _, w := range x.Args {
+		argv = a.word(argv, w, false)
+	}
+	if len(argv) == 0 || a.over {
+		return 0
+	}
+	e := a.judge(argv, c)
+	if in.cred && e&effNetwork != 0 {
+		a.find(c, "exfil.credential", Deny, "A credential file is redirected into a network command")
+	}
+	if in.net && e&effShellStdin != 0 {
+		a.find(c, "network.pipe-to-shell", Deny, "Downloaded or decoded content is fed to a shell or interpreter")
+	}
+	return e
+}
+
+// assign judges one assignment (a prefix of a command, a bare assignment or a declare
+// argument) and, when bare, remembers a literal value.
+func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
+	val, known := "", true
+	if as.Index != nil {
+		a.arith(as.Index)
+	}
+	if as.Value != nil {
+		var buf [2]arg
+		vs := a.word(buf[:0], as.Value, true)
+		if len(vs) == 1 && !vs[0].dyn {
+			val = vs[0].s
+		} else {
+			known = false
+		}
+	}
+	if as.Array != nil {
+		known = false
+		for _, el := range as.Array.Elems {
+			if el.Index != nil {
+				a.arith(el.Index)
+			}
+			a.wordEffects(el.Value)
+		}
+	}
+	if as.Name == nil {
+		return
+	}
+	name := as.Name.Value
+	a.envName(name, c)
+	if bare {
+		if a.vars == nil {
+			a.vars = map[string]string{}
+		}
+		if known && !as.Append {
+			a.vars[name] = val
+		} else {
+			a.vars[name] = dyn
+		}
+	}
+}
+
+// envName judges setting the variable name (for the shell or a command's environment).
+func (a *analyzer) envName(name string, c *callInfo) {
+	if name == "IFS" {
+		a.find(c, "env.ifs", Ask, "")
+		return
+	}
+	if injectionVar(name) {
+		a.find(c, "env.injection", Deny, "Setting "+name+" changes which code programs run")
+	}
+}
+
+// decl judges declare, typeset, export, local, readonly and nameref.
+func (a *analyzer) decl(x *syntax.DeclClause) {
+	c := &callInfo{pos: int(x.Pos().Offset()), end: int(x.End().Offset()), in: &stdin{}}
+	for _, as := range x.Args {
+		if as.Naked && as.Name == nil {
+			var buf [2]arg
+			vs := a.word(buf[:0], as.Value, false)
+			for _, v := range vs {
+				if v.dyn {
+					a.find(c, "env.dynamic", Ask, "")
+				} else if k, _, ok := strings.Cut(v.s, "="); ok {
+					a.envName(k, c)
+				}
+			}
+			continue
+		}
+		if as.Naked {
+			continue
+		}
+		a.assign(as, c, true)
+	}
+}
+
+// redirect judges one redirection of a statement and records what it feeds to stdin.
+func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
+	if !a.tick() {
+		return
+	}
+	pos, end := int(r.Pos().Offset()), int(r.End().Offset())
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		in.hasInput = true
+		if r.Hdoc == nil {
+			in.body, in.literal = "", true
+			return
+		}
+		e := wordEval{a: a, vals: []string{""}}
+		e.parts(r.Hdoc.Parts, true, false)
+		in.net = in.net || e.net
+		if !e.dyn {
+			in.body, in.literal = e.vals[0], true
+			in.mapBase = -1
+			if len(r.Hdoc.Parts) == 1 {
+				if l, ok := r.Hdoc.Parts[0].(*syntax.Lit); ok && !strings.Contains(l.Value, "\\") {
+					in.mapBase = int(l.Pos().Offset())
+				}
+			}
+		}
+		return
+	case syntax.WordHdoc:
+		in.hasInput = true
+		var buf [2]arg
+		vs := a.word(buf[:0], r.Word, false)
+		if len(vs) == 1 {
+			in.net = in.net || vs[0].net
+			if !vs[0].dyn {
+				in.body, in.literal = vs[0].s, true
+				in.mapBase = literalBase(r.Word)
+			}
+		}
+		return
+	case syntax.DplIn, syntax.DplOut:
+		v := r.Word.Lit()
+		if v == "-" || isDigits(v) || (strings.HasSuffix(v, "-") && isDigits(v[:len(v)-1])) {
+			return
+		}
+		if r.Op == syntax.DplIn {
+			a.wordEffects(r.Word)
+			return
+		}
+	}
+	var buf [2]arg
+	vs := a.word(buf[:0], r.Word, false)
+	for _, v := range vs {
+		if r.Op == syntax.RdrIn {
+			in.hasInput = true
+			if v.proc && v.net {
+				in.net = true
+			}
+			p, ok := a.resolve(v)
+			if ok && isDevTCP(p) {
+				a.add("network.reverse-shell", Deny, pos, end, "A /dev/tcp or /dev/udp redirection connects the shell to the network")
+				continue
+			}
+			if ok && a.isCredential(p) {
+				in.cred = true
+				a.add("credential.read", Ask, pos, end, "Reading "+p)
+			}
+			continue
+		}
+		a.writeTarget(v, "redirect", pos, end)
+	}
+}
+
+// literalBase returns the offset in the current source where the value of w starts when w
+// is a plain literal whose value is its source text ('…', "…" without escapes or
+// expansions, or a bare word without backslashes), or -1.
+func literalBase(w *syntax.Word) int {
+	if w == nil || len(w.Parts) != 1 {
+		return -1
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.SglQuoted:
+		if !p.Dollar {
+			return int(p.Left.Offset()) + 1
+		}
+	case *syntax.Lit:
+		if !strings.ContainsAny(p.Value, "\\~{") {
+			return int(p.Pos().Offset())
+		}
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 1 && !p.Dollar {
+			if l, ok := p.Parts[0].(*syntax.Lit); ok && !strings.Contains(l.Value, "\\") {
+				return int(p.Left.Offset()) + 1
+			}
+		}
+	}
+	return -1
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// judge judges one command given its argv: it resolves the program name, applies the
+// command's handler (which may judge an inner command recursively), the generic credential
+// check of its arguments and the policy.
+func (a *analyzer) judge(argv []arg, c *callInfo) eff {
+	if len(argv) == 0 || !a.tick() {
+		return 0
+	}
+	start := len(a.findings)
+	e := a.judgeProgram(argv, c)
+	for _, x := range argv[1:] {
+		if a.credentialArg(x) {
+			a.find(c, "credential.read", Ask, "The command reads a credential file")
+			e |= effCredRead
+			break
+		}
+	}
+	if a.ctx.Policy != nil {
+		a.applyPolicy(argv, c, start)
+	}
+	return e
+}
+
+// judgeProgram resolves argv[0] and calls its handler.
+func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
+	a0 := argv[0]
+	if a0.net {
+		a.find(c, "network.pipe-to-shell", Deny, "The command to run comes from downloaded or decoded content")
+		return effShellStdin
+	}
+	if a0.dyn || a0.proc || a0.glob {
+		a.find(c, "dynamic.command", Ask, "")
+		if a0.alt != "" {
+			// Judge the default as well: ${X:-rm} runs rm when X is unset.
+			alt := append([]arg{lit(a0.alt)}, argv[1:]...)
+			a.judgeProgram(alt, c)
+		}
+		return effShellStdin
+	}
+	name := a0.s
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		if !systemBinDir(name[:i]) {
+			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
+			return effShellStdin
+		}
+		name = name[i+1:]
+	}
+	if a.funcs[name] {
+		for _, f := range a.fstk {
+			if f == name && (a.pipe || a.bg) {
+				a.find(c, "function.forkbomb", Deny, "")
+			}
+		}
+		return 0
+	}
+	h := lookup(name)
+	if h == nil {
+		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
+		return effShellStdin
+	}
+	return h(a, argv, c)
+}
+
+// systemBinDir reports whether dir is a standard directory of installed programs, so that
+// /usr/bin/rm is judged as rm.
+func systemBinDir(dir string) bool {
+	switch dir {
+	case "/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin",
+		"/opt/homebrew/bin", "/opt/homebrew/sbin", "/usr/libexec", "/run/current-system/sw/bin":
+		return true
+	}
+	return false
+}
+
+// nested judges a shell script given as an argument (sh -c, eval, trap, watch) or fed on
+// stdin, in dialect d, recursively.
+func (a *analyzer) nested(x arg, d Dialect, c *callInfo) eff {
+	if x.net {
+		a.find(c, "network.pipe-to-shell", Deny, "A shell runs downloaded or decoded content")
+		return 0
+	}
+	if x.dyn {
+		a.find(c, "dynamic.script", Ask, "")
+		return 0
+	}
+	base := -1
+	if x.w != nil {
+		base = literalBase(x.w)
+	}
+	return a.nestedText(x.s, base, d, c)
+}
+
+// nestedText judges script text; base is its offset in the current source or -1.
+func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff {
+	a.shells++
+	defer func() { a.shells-- }()
+	if !a.tick() {
+		return 0
+	}
+	saved := a.src
+	if base >= 0 && saved.base >= 0 {
+		a.src = source{text: text, base: saved.base + base}
+	} else if saved.base >= 0 {
+		a.src = source{text: text, base: -1, outerOff: saved.base + c.pos, outerCmd: saved.text[c.pos:c.end]}
+	} else {
+		a.src = source{text: text, base: -1, outerOff: saved.outerOff, outerCmd: saved.outerCmd}
+	}
+	if off, why := differential(text); off >= 0 {
+		a.add("parse.differential", Deny, off, off, why+" (in a nested script)")
+	}
+	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
+	a.vars, a.funcs, a.fstk, a.pipe = nil, nil, nil, false
+	e := a.script(text, d)
+	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
+	a.src = saved
+	return e
+}

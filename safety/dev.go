@@ -1,0 +1,302 @@
+package safety
+
+import "strings"
+
+// This file judges interpreters, build tools and package managers.
+
+// interp returns a handler for an interpreter whose inline-code options are the letters in
+// inline (also in clusters such as perl -ne), whose options taking an argument are in
+// argOpts, and whose module options (python -m, node -r) are in mod.
+func interp(inline, argOpts, mod string) handler {
+	return func(a *analyzer, argv []arg, c *callInfo) eff {
+		if onlyVersion(argv) {
+			return 0
+		}
+		for i := 1; i < len(argv); i++ {
+			x := argv[i]
+			s := x.s
+			if s == "--" {
+				break
+			}
+			if s == "-" {
+				return a.stdinCode(c, Bash, false)
+			}
+			if len(s) < 2 || s[0] != '-' {
+				if x.proc && x.net {
+					a.find(c, "network.pipe-to-shell", Deny, "An interpreter runs downloaded code")
+					return 0
+				}
+				a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs the script "+display(s))
+				return 0
+			}
+			if s == "--eval" || s == "--print" || s == "--command" || strings.HasPrefix(s, "--eval=") || s == "-Command" || s == "-EncodedCommand" {
+				return a.inlineCode(argv, i+1, c)
+			}
+			if strings.HasPrefix(s, "--") {
+				continue
+			}
+			for j := 1; j < len(s); j++ {
+				ch := s[j]
+				if strings.IndexByte(inline, ch) >= 0 {
+					if j+1 < len(s) {
+						return a.inlineCode([]arg{subArg(x, s[j+1:])}, 0, c)
+					}
+					return a.inlineCode(argv, i+1, c)
+				}
+				if strings.IndexByte(mod, ch) >= 0 {
+					a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs a module")
+					return 0
+				}
+				if strings.IndexByte(argOpts, ch) >= 0 {
+					if j+1 == len(s) {
+						i++
+					}
+					break
+				}
+			}
+		}
+		return a.stdinCode(c, Bash, false)
+	}
+}
+
+// inlineCode judges inline interpreter code at argv[i].
+func (a *analyzer) inlineCode(argv []arg, i int, c *callInfo) eff {
+	if i < len(argv) && argv[i].net {
+		a.find(c, "network.pipe-to-shell", Deny, "An interpreter runs downloaded or decoded code")
+		return 0
+	}
+	a.find(c, "exec.interpreter-inline", Ask, "")
+	return 0
+}
+
+// hDeno judges deno and bun: eval runs inline code, run/test/task run code, x fetches and
+// runs packages.
+func hDeno(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) || len(argv) < 2 {
+		return 0
+	}
+	switch argv[1].s {
+	case "eval", "-e", "--eval", "-p", "--print", "repl":
+		a.find(c, "exec.interpreter-inline", Ask, "")
+	case "x", "dlx", "create":
+		a.find(c, "exec.remote-package", Ask, "")
+	case "install", "add", "i", "update", "upgrade", "remove", "rm", "uninstall", "link", "pm", "publish":
+		a.find(c, "package.install", Ask, "")
+	case "fmt", "lint", "check", "info", "doc", "--help", "help", "outdated":
+		if argv[1].s == "fmt" {
+			a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
+		}
+	default:
+		a.find(c, "exec.workspace-code", Ask, "")
+	}
+	return 0
+}
+
+// hRunWorkspace judges build tools, test runners and compilers: they run code from the
+// workspace (Makefiles, build scripts, tests, plugins).
+func hRunWorkspace(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) {
+		return 0
+	}
+	for i := 1; i < len(argv); i++ {
+		if (argv[i].s == "-C" || argv[i].s == "--directory") && i+1 < len(argv) && (argv[0].s == "make" || argv[0].s == "gmake" || argv[0].s == "ninja") {
+			if p, ok := a.resolve(argv[i+1]); ok {
+				if pc := a.classify(p); pc != pcWorkspace && pc != pcDynamic {
+					a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs code from "+display(p))
+					return 0
+				}
+			}
+		}
+	}
+	a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs code from the workspace (build files, scripts, tests)")
+	return 0
+}
+
+// hNpm judges npm, yarn and pnpm.
+func hNpm(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) {
+		return 0
+	}
+	sub := ""
+	for _, x := range argv[1:] {
+		if !strings.HasPrefix(x.s, "-") {
+			sub = x.s
+			break
+		}
+	}
+	switch sub {
+	case "ls", "list", "ll", "la", "why", "explain", "help", "root", "prefix", "bin", "version", "-v", "--version", "fund", "doctor":
+		return 0
+	case "view", "info", "show", "search", "outdated", "audit", "ping", "whoami", "owner", "dist-tag", "access":
+		a.find(c, "network.access", Ask, "")
+		return effNetwork
+	case "install", "i", "add", "ci", "update", "up", "upgrade", "remove", "rm", "uninstall", "un", "link", "ln", "dedupe", "prune", "rebuild", "publish", "unpublish", "deprecate", "import", "patch", "set", "config", "login", "logout", "adduser", "pack", "init", "create", "setup":
+		a.find(c, "package.install", Ask, "")
+		return effNetwork
+	case "exec", "x", "dlx", "npx":
+		a.find(c, "exec.remote-package", Ask, "")
+		return 0
+	}
+	a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs package scripts from the workspace")
+	return 0
+}
+
+// hRemotePkg judges npx, uvx, pipx run and similar: they fetch and run packages.
+func hRemotePkg(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) {
+		return 0
+	}
+	if argv[0].s == "pipx" && len(argv) > 1 && argv[1].s != "run" {
+		switch argv[1].s {
+		case "list", "environment", "--help":
+			return 0
+		}
+		a.find(c, "package.install", Ask, "")
+		return effNetwork
+	}
+	a.find(c, "exec.remote-package", Ask, "")
+	return effNetwork
+}
+
+// hGo judges the go command.
+func hGo(a *analyzer, argv []arg, c *callInfo) eff {
+	if len(argv) < 2 {
+		return 0
+	}
+	for _, x := range argv[2:] {
+		if strings.HasPrefix(x.s, "-toolexec") || strings.HasPrefix(x.s, "-exec") || strings.HasPrefix(x.s, "-vettool") || strings.HasPrefix(x.s, "-overlay") {
+			a.find(c, "exec.tool-exec", Ask, "This go flag runs another program")
+		}
+	}
+	switch argv[1].s {
+	case "version", "help", "doc", "list":
+		return 0
+	case "env":
+		for _, x := range argv[2:] {
+			if x.s == "-w" || x.s == "-u" {
+				a.find(c, "write.outside-workspace", Ask, "go env -w changes the Go configuration")
+			}
+		}
+		return 0
+	case "fmt":
+		a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
+		return 0
+	case "get", "install", "mod", "work", "clean":
+		if argv[1].s == "mod" && len(argv) > 2 && (argv[2].s == "graph" || argv[2].s == "why" || argv[2].s == "verify" || argv[2].s == "edit" && len(argv) > 3 && argv[3].s == "-json") {
+			return 0
+		}
+		a.find(c, "package.install", Ask, "")
+		return effNetwork
+	case "build", "vet":
+		a.find(c, "exec.workspace-code", Ask, "go "+argv[1].s+" compiles the workspace (cgo and build tools may run code)")
+		return 0
+	}
+	a.find(c, "exec.workspace-code", Ask, "go "+argv[1].s+" runs code from the workspace")
+	return 0
+}
+
+// hCargo judges cargo and rustup.
+func hCargo(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) || len(argv) < 2 {
+		return 0
+	}
+	switch argv[1].s {
+	case "--list", "help", "metadata", "tree", "search", "locate-project", "pkgid", "read-manifest", "verify-project", "show", "which":
+		return 0
+	case "install", "add", "remove", "update", "publish", "login", "owner", "yank", "uninstall", "fetch", "toolchain", "target", "component", "default", "self", "override", "set":
+		a.find(c, "package.install", Ask, "")
+		return effNetwork
+	}
+	a.find(c, "exec.workspace-code", Ask, argv[0].s+" "+argv[1].s+" runs build scripts and code from the workspace")
+	return 0
+}
+
+// hPip judges pip.
+func hPip(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) || len(argv) < 2 {
+		return 0
+	}
+	switch argv[1].s {
+	case "list", "show", "freeze", "check", "help", "debug", "inspect", "hash":
+		return 0
+	}
+	a.find(c, "package.install", Ask, "")
+	return effNetwork
+}
+
+// hPkg judges system package managers: queries are read-only; installs and removals change
+// the system.
+func hPkg(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) {
+		return 0
+	}
+	name := argv[0].s
+	var sub string
+	for _, x := range argv[1:] {
+		if !strings.HasPrefix(x.s, "-") {
+			sub = x.s
+			break
+		}
+	}
+	switch name {
+	case "dpkg":
+		for _, x := range argv[1:] {
+			switch x.s {
+			case "-l", "--list", "-L", "--listfiles", "-s", "--status", "-S", "--search", "-p", "--print-avail", "--get-selections", "--print-architecture", "-c", "--contents", "-I", "--info", "--audit", "-C":
+				return 0
+			}
+		}
+	case "rpm":
+		for _, x := range argv[1:] {
+			if strings.HasPrefix(x.s, "-q") || x.s == "--query" || x.s == "-V" || x.s == "--verify" {
+				return 0
+			}
+		}
+	case "pacman", "yay", "paru":
+		for _, x := range argv[1:] {
+			if strings.HasPrefix(x.s, "-Q") || strings.HasPrefix(x.s, "-Ss") || strings.HasPrefix(x.s, "-Si") || strings.HasPrefix(x.s, "-F") {
+				return 0
+			}
+		}
+	case "apt-cache":
+		return 0
+	}
+	switch sub {
+	case "list", "show", "policy", "search", "info", "depends", "rdepends", "madison", "showpkg", "changelog", "history", "leaves", "deps", "uses", "desc", "outdated", "doctor", "config", "--prefix", "repolist", "provides", "whatprovides", "query", "showhold", "check":
+		return 0
+	}
+	if a.ctx.Role == RoleRoot {
+		a.find(c, "package.install", Ask, "")
+	} else {
+		a.find(c, "package.install", Ask, "")
+	}
+	return effNetwork
+}
+
+// hDocker judges container and cluster tools: queries are read-only; privileged containers
+// and host mounts of system paths escape every boundary.
+func hDocker(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) || len(argv) < 2 {
+		return 0
+	}
+	sub := ""
+	for _, x := range argv[1:] {
+		if !strings.HasPrefix(x.s, "-") {
+			sub = x.s
+			break
+		}
+	}
+	switch sub {
+	case "ps", "images", "inspect", "logs", "version", "info", "top", "stats", "port", "diff", "history", "search", "get", "describe", "explain", "api-resources", "cluster-info", "config-view", "events", "ls", "list":
+		return 0
+	}
+	for _, x := range argv[1:] {
+		s := x.s
+		if s == "--privileged" || strings.HasPrefix(s, "--pid=host") || strings.HasPrefix(s, "--net=host") && false || strings.HasPrefix(s, "/:") || strings.Contains(s, "=/,") || strings.HasPrefix(s, "/var/run/docker.sock") || strings.HasPrefix(s, "--cap-add=ALL") || strings.HasPrefix(s, "--cap-add=SYS_ADMIN") {
+			a.find(c, "privilege.escalation", Deny, "A privileged container or a host mount of / gives root on the host")
+			return 0
+		}
+	}
+	a.find(c, "exec.tool-exec", Ask, argv[0].s+" "+sub+" runs or changes containers or cluster resources")
+	return effNetwork
+}

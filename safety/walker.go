@@ -1,0 +1,397 @@
+package safety
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// eff is what a judged command does with its standard streams and the network, as far as
+// the rules that look across a pipeline or a substitution need to know.
+type eff uint16
+
+const (
+	effFetch      eff = 1 << iota // writes content downloaded from the network to stdout
+	effDecode                     // decodes stdin or a file to stdout (base64 -d, xxd -r)
+	effShellStdin                 // runs code read from stdin (sh, bash -s, python -)
+	effCredRead                   // writes a credential file to stdout
+	effNetwork                    // talks to the network (and may send its stdin)
+)
+
+// source is the text being judged: the top-level command, or a nested script (sh -c,
+// eval, trap, a here-document). Offsets of nodes in text map to the top-level string by
+// adding base; when base < 0 the nested script is not a plain literal of the outer string
+// and findings point at the outer command (outerOff, outerCmd).
+type source struct {
+	text     string
+	base     int
+	outerOff int
+	outerCmd string
+}
+
+// analyzer holds the state of one Check call.
+type analyzer struct {
+	ctx      Context
+	top      string
+	src      source
+	findings []Finding
+
+	nodes  int
+	depth  int
+	shells int
+	over   bool // budget exceeded: stop judging (a deny finding is already recorded)
+
+	cwd   string            // working directory; "" when unknown
+	vars  map[string]string // shell variables assigned literally in this command
+	funcs map[string]bool   // functions defined in this command
+	fstk  []string          // functions whose bodies are being judged
+	pipe  bool              // judging a stage of a pipeline with more than one stage
+	bg    bool              // judging a backgrounded statement
+}
+
+// tick counts one node against the budget and reports whether judging may go on.
+func (a *analyzer) tick() bool {
+	if a.over {
+		return false
+	}
+	a.nodes++
+	if a.nodes > maxNodes || a.depth > maxDepth || a.shells > maxShellDepth {
+		a.over = true
+		a.addAt("budget.exceeded", Deny, 0, snippet(a.top, 0), "The command has too many parts or is nested too deeply")
+		return false
+	}
+	return true
+}
+
+// add records a finding about the source range [pos, end) of the current source.
+func (a *analyzer) add(id string, d Decision, pos, end int, detail string) {
+	if end < pos {
+		end = pos
+	}
+	if end > len(a.src.text) {
+		end = len(a.src.text)
+	}
+	if pos > end {
+		pos = end
+	}
+	if a.src.base >= 0 {
+		a.addAt(id, d, a.src.base+pos, a.src.text[pos:end], detail)
+		return
+	}
+	a.addAt(id, d, a.src.outerOff, a.src.outerCmd, detail)
+}
+
+// addNode records a finding about node n of the current source.
+func (a *analyzer) addNode(id string, d Decision, n syntax.Node, detail string) {
+	a.add(id, d, int(n.Pos().Offset()), int(n.End().Offset()), detail)
+}
+
+// addAt records a finding at an offset of the top-level command, once per rule and offset.
+func (a *analyzer) addAt(id string, d Decision, off int, cmd, detail string) {
+	for _, f := range a.findings {
+		if f.Rule == id && f.Offset == off && f.Decision == d {
+			return
+		}
+	}
+	msg := rules[id].message
+	if strings.HasPrefix(id, "policy.") {
+		msg = ""
+	}
+	if detail != "" {
+		if msg != "" {
+			msg = detail + ". " + msg
+		} else {
+			msg = detail
+		}
+	}
+	a.findings = append(a.findings, Finding{Rule: id, Decision: d, Command: cmd, Offset: off, Message: msg})
+}
+
+// stmts judges a list of statements in order (the working directory carries over).
+func (a *analyzer) stmts(list []*syntax.Stmt) eff {
+	var e eff
+	for _, s := range list {
+		e |= a.stmt(s)
+		if a.over {
+			break
+		}
+	}
+	return e
+}
+
+// sub judges statements in a subshell: changes of directory and variables stay inside.
+func (a *analyzer) sub(list []*syntax.Stmt) eff {
+	cwd, vars := a.cwd, a.vars
+	if vars != nil {
+		a.vars = copyVars(vars)
+	}
+	e := a.stmts(list)
+	a.cwd, a.vars = cwd, vars
+	return e
+}
+
+func copyVars(m map[string]string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// stdin describes what a statement's redirections feed to its command's standard input.
+type stdin struct {
+	body     string // a here-document or here-string body, when literal
+	literal  bool   // body is known
+	mapBase  int    // offset of body in the current source, or -1
+	net      bool   // the body comes from the network or a decoder
+	cred     bool   // stdin is a credential file
+	hasInput bool   // some redirection feeds stdin
+}
+
+// stmt judges one statement: its redirections and its command.
+func (a *analyzer) stmt(s *syntax.Stmt) eff {
+	if !a.tick() {
+		return 0
+	}
+	a.depth++
+	defer func() { a.depth-- }()
+	bg := a.bg
+	if s.Background || s.Coprocess || s.Disown {
+		a.addNode("background.job", Ask, s, "This runs in the background")
+		a.bg = true
+	}
+	var in stdin
+	for _, r := range s.Redirs {
+		a.redirect(r, &in)
+	}
+	e := a.command(s, &in)
+	a.bg = bg
+	return e
+}
+
+// command judges the command of statement s.
+func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
+	switch x := s.Cmd.(type) {
+	case nil:
+		return 0
+	case *syntax.CallExpr:
+		return a.call(x, in)
+	case *syntax.BinaryCmd:
+		switch x.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			return a.pipeline(x)
+		default:
+			e := a.stmt(x.X)
+			return e | a.stmt(x.Y)
+		}
+	case *syntax.Block:
+		return a.stmts(x.Stmts)
+	case *syntax.Subshell:
+		return a.sub(x.Stmts)
+	case *syntax.IfClause:
+		var e eff
+		for c := x; c != nil; c = c.Else {
+			e |= a.stmts(c.Cond)
+			e |= a.stmts(c.Then)
+		}
+		return e
+	case *syntax.WhileClause:
+		return a.stmts(x.Cond) | a.stmts(x.Do)
+	case *syntax.ForClause:
+		var e eff
+		switch l := x.Loop.(type) {
+		case *syntax.WordIter:
+			for _, w := range l.Items {
+				e |= a.wordEffects(w)
+			}
+			a.forget(l.Name.Value)
+		case *syntax.CStyleLoop:
+			a.arith(l.Init)
+			a.arith(l.Cond)
+			a.arith(l.Post)
+		default:
+			a.addNode("parse.unknown-node", Ask, s, "Unknown loop form")
+		}
+		return e | a.stmts(x.Do)
+	case *syntax.CaseClause:
+		e := a.wordEffects(x.Word)
+		for _, it := range x.Items {
+			for _, p := range it.Patterns {
+				e |= a.wordEffects(p)
+			}
+			e |= a.stmts(it.Stmts)
+		}
+		return e
+	case *syntax.FuncDecl:
+		a.funcDecl(x)
+		return 0
+	case *syntax.ArithmCmd:
+		a.arith(x.X)
+		return 0
+	case *syntax.TestClause:
+		a.test(x.X)
+		return 0
+	case *syntax.DeclClause:
+		a.decl(x)
+		return 0
+	case *syntax.LetClause:
+		for _, ex := range x.Exprs {
+			a.arith(ex)
+		}
+		return 0
+	case *syntax.TimeClause:
+		if x.Stmt == nil {
+			return 0
+		}
+		return a.stmt(x.Stmt)
+	case *syntax.CoprocClause:
+		a.addNode("background.job", Ask, x, "coproc runs a command in the background")
+		bg := a.bg
+		a.bg = true
+		e := a.stmt(x.Stmt)
+		a.bg = bg
+		return e
+	default:
+		a.addNode("parse.unknown-node", Ask, s, "This statement kind is not judged")
+		return 0
+	}
+}
+
+// pipeline judges the stages of a pipeline, each in its own subshell, and the rules that
+// look across stages: downloaded or decoded content piped into a shell or interpreter, and
+// credential files piped to a network command.
+func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
+	var stages []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) && len(s.Redirs) == 0 && !s.Negated && !s.Background {
+			flatten(b.X)
+			flatten(b.Y)
+			return
+		}
+		stages = append(stages, s)
+	}
+	flatten(x.X)
+	flatten(x.Y)
+	var before, all eff
+	pipe := a.pipe
+	a.pipe = true
+	for _, st := range stages {
+		cwd := a.cwd
+		e := a.stmt(st)
+		a.cwd = cwd
+		if e&effShellStdin != 0 && before&(effFetch|effDecode) != 0 {
+			a.addNode("network.pipe-to-shell", Deny, st, "Downloaded or decoded content is piped into a shell or interpreter")
+		}
+		if e&effNetwork != 0 && before&effCredRead != 0 {
+			a.addNode("exfil.credential", Deny, st, "A credential file is piped to a network command")
+		}
+		before |= e
+		all |= e
+	}
+	a.pipe = pipe
+	return all
+}
+
+// funcDecl judges a function body once, as if the function were called, and checks that its
+// name does not shadow a command.
+func (a *analyzer) funcDecl(x *syntax.FuncDecl) {
+	names := x.Names
+	if x.Name != nil {
+		names = append([]*syntax.Lit{x.Name}, names...)
+	}
+	if a.funcs == nil {
+		a.funcs = map[string]bool{}
+	}
+	for _, n := range names {
+		if shadows(n.Value) {
+			a.addNode("function.shadow", Ask, x, "The function "+n.Value+" has the name of a command")
+		}
+		a.funcs[n.Value] = true
+		a.fstk = append(a.fstk, n.Value)
+	}
+	if x.Body != nil {
+		cwd := a.cwd
+		a.stmt(x.Body)
+		a.cwd = cwd
+	}
+	a.fstk = a.fstk[:len(a.fstk)-len(names)]
+}
+
+// shadows reports whether a function or alias name is the name of a known command or a
+// shell builtin.
+func shadows(name string) bool {
+	if _, ok := commands[name]; ok {
+		return true
+	}
+	return false
+}
+
+// forget marks a shell variable as unknown.
+func (a *analyzer) forget(name string) {
+	if a.vars != nil {
+		delete(a.vars, name)
+	}
+	if a.vars == nil {
+		a.vars = map[string]string{}
+	}
+	a.vars[name] = "\x00"
+}
+
+// arith walks an arithmetic expression for substitutions.
+func (a *analyzer) arith(x syntax.ArithmExpr) {
+	if x == nil || !a.tick() {
+		return
+	}
+	switch n := x.(type) {
+	case *syntax.BinaryArithm:
+		a.arith(n.X)
+		a.arith(n.Y)
+	case *syntax.UnaryArithm:
+		a.arith(n.X)
+	case *syntax.ParenArithm:
+		a.arith(n.X)
+	case *syntax.FlagsArithm:
+		a.arith(n.X)
+	case *syntax.Word:
+		a.wordEffects(n)
+	default:
+		a.addNode("parse.unknown-node", Ask, x, "This arithmetic expression is not judged")
+	}
+}
+
+// test walks a [[ ]] expression for substitutions.
+func (a *analyzer) test(x syntax.TestExpr) {
+	if x == nil || !a.tick() {
+		return
+	}
+	switch n := x.(type) {
+	case *syntax.BinaryTest:
+		a.test(n.X)
+		a.test(n.Y)
+	case *syntax.UnaryTest:
+		a.test(n.X)
+	case *syntax.ParenTest:
+		a.test(n.X)
+	case *syntax.Word:
+		a.wordEffects(n)
+	default:
+		a.addNode("parse.unknown-node", Ask, x, "This test expression is not judged")
+	}
+}
+
+// wordEffects evaluates a word only for the substitutions it runs.
+func (a *analyzer) wordEffects(w *syntax.Word) eff {
+	if w == nil {
+		return 0
+	}
+	var buf [4]arg
+	args := a.word(buf[:0], w, false)
+	var e eff
+	for _, x := range args {
+		if x.net {
+			e |= effFetch
+		}
+	}
+	return e
+}

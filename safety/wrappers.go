@@ -1,0 +1,502 @@
+package safety
+
+import (
+	"strings"
+)
+
+// wrapSpec is the grammar of a command that runs another command: its options, how many
+// operands come before the command (timeout's duration, flock's lock file), and what it
+// adds itself.
+type wrapSpec struct {
+	opts  optSpec
+	skip  int    // operands before the command
+	note  string // rule id recorded for the wrapper itself ("" for none)
+	nodet string // detail of the note
+	// noCmd names options after which there is no command (the wrapper acts on a pid).
+	noCmd []string
+}
+
+// wrappers lists commands that only change how the command after them runs; the inner
+// command is judged as if it stood alone. Sources: the man pages of each tool.
+var wrappers = map[string]*wrapSpec{
+	"nice":             {opts: optSpec{arg: "n", long: []string{"adjustment"}, stop: true}},
+	"ionice":           {opts: optSpec{arg: "cnpPu", long: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: true}, noCmd: []string{"p", "P", "u", "--pid", "--pgid", "--uid"}},
+	"timeout":          {opts: optSpec{arg: "ks", long: []string{"kill-after", "signal"}, stop: true}, skip: 1},
+	"gtimeout":         {opts: optSpec{arg: "ks", long: []string{"kill-after", "signal"}, stop: true}, skip: 1},
+	"nohup":            {opts: optSpec{stop: true}},
+	"stdbuf":           {opts: optSpec{arg: "ioe", long: []string{"input", "output", "error"}, stop: true}},
+	"time":             {opts: optSpec{arg: "fo", long: []string{"format", "output"}, stop: true}},
+	"gtime":            {opts: optSpec{arg: "fo", long: []string{"format", "output"}, stop: true}},
+	"flock":            {opts: optSpec{arg: "wEc", long: []string{"timeout", "wait", "conflict-exit-code", "command"}, stop: true}, skip: 1},
+	"strace":           {opts: optSpec{arg: "oepPsuEabIOSX", long: []string{"output", "expr", "pid", "string-limit", "user", "env", "trace", "signal", "status"}, stop: true}, noCmd: []string{"p", "--pid"}},
+	"ltrace":           {opts: optSpec{arg: "oepuEaAlLnsx", long: []string{"output", "pid", "user"}, stop: true}, noCmd: []string{"p", "--pid"}},
+	"setsid":           {opts: optSpec{stop: true}, note: "background.job", nodet: "setsid runs the command in a new session that outlives this one"},
+	"unbuffer":         {opts: optSpec{stop: true}},
+	"taskset":          {opts: optSpec{stop: true}, skip: 1, noCmd: []string{"p", "--pid"}},
+	"chrt":             {opts: optSpec{arg: "TPD", long: []string{"sched-runtime", "sched-period", "sched-deadline"}, stop: true}, skip: 1, noCmd: []string{"p", "--pid"}},
+	"caffeinate":       {opts: optSpec{arg: "tw", stop: true}},
+	"dbus-launch":      {opts: optSpec{arg: "", long: []string{"config-file"}, stop: true}},
+	"dbus-run-session": {opts: optSpec{long: []string{"config-file", "dbus-daemon"}, stop: true}},
+	"xvfb-run":         {opts: optSpec{arg: "fnpse", long: []string{"auth-file", "server-num", "xauth-protocol", "server-args", "error-file"}, stop: true}},
+	"eatmydata":        {opts: optSpec{stop: true}},
+	"fakeroot":         {opts: optSpec{arg: "is", long: []string{"lib", "faked"}, stop: true}},
+	"faketime":         {opts: optSpec{arg: "", stop: true}, skip: 1},
+	"ccache":           {opts: optSpec{stop: true}},
+	"proxychains":      {opts: optSpec{arg: "f", stop: true}, note: "network.access"},
+	"proxychains4":     {opts: optSpec{arg: "f", stop: true}, note: "network.access"},
+	"torsocks":         {opts: optSpec{arg: "uPpa", stop: true}, note: "network.access"},
+	"tsocks":           {opts: optSpec{stop: true}, note: "network.access"},
+	"ssh-agent":        {opts: optSpec{arg: "aEPt", stop: true}},
+	"entr":             {opts: optSpec{stop: true}},
+	"catchsegv":        {opts: optSpec{stop: true}},
+	"valgrind":         {opts: optSpec{stop: true}},
+	"nocorrect":        {opts: optSpec{stop: true}},
+	"noglob":           {opts: optSpec{stop: true}},
+	"firejail":         {opts: optSpec{stop: true}},
+	"chronic":          {opts: optSpec{stop: true}},
+	"ifne":             {opts: optSpec{stop: true}},
+	"rlwrap":           {opts: optSpec{arg: "abcfHlpPsStz", stop: true}},
+	"unshare":          {opts: optSpec{long: []string{"mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "setuid", "setgid", "root", "wd", "map-user", "map-group"}, stop: true}, note: "exec.tool-exec", nodet: "unshare runs the command in new namespaces"},
+}
+
+func init() {
+	for name := range wrappers {
+		commands[name] = hWrapper
+	}
+	commands["script"] = hScript
+	commands["unshare"] = hWrapper
+}
+
+// hWrapper unwraps a command from wrappers and judges it.
+func hWrapper(a *analyzer, argv []arg, c *callInfo) eff {
+	sp := wrappers[argv[0].s]
+	p := parseArgs(argv, &sp.opts)
+	if sp.note != "" {
+		a.find(c, sp.note, ruleDecision(sp.note), sp.nodet)
+	}
+	for _, n := range sp.noCmd {
+		if p.has(n) {
+			a.find(c, "system.kill", Ask, argv[0].s+" acts on a running process")
+			return 0
+		}
+	}
+	switch argv[0].s {
+	case "time", "gtime":
+		if o, ok := p.get("o", "--output"); ok && o.has {
+			a.writeTarget(o.val, "write", c.pos, c.end)
+		}
+	case "strace", "ltrace":
+		if o, ok := p.get("o", "--output"); ok && o.has {
+			a.writeTarget(o.val, "write", c.pos, c.end)
+		}
+		for _, o := range p.all("E", "--env") {
+			if k, _, ok := strings.Cut(o.val.s, "="); ok {
+				a.envName(k, c)
+			}
+		}
+	case "flock":
+		if o, ok := p.get("c", "--command"); ok && o.has {
+			return a.nested(o.val, POSIX, c)
+		}
+	}
+	i := p.rest + sp.skip
+	if i >= len(argv) {
+		return 0
+	}
+	return a.judge(argv[i:], c)
+}
+
+// hScript judges script(1): -c runs a shell command; otherwise it starts an interactive
+// shell; the operand is the typescript file it writes.
+func hScript(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &optSpec{arg: "cEIOBTm", long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"}, lopt: []string{"timing"}})
+	for _, x := range p.ops {
+		a.writeTarget(x, "write", c.pos, c.end)
+	}
+	if o, ok := p.get("c", "--command"); ok && o.has {
+		return a.nested(o.val, POSIX, c)
+	}
+	a.find(c, "exec.shell-stdin", Ask, "script starts an interactive shell")
+	return 0
+}
+
+var shellSpec = optSpec{arg: "oO", long: []string{"rcfile", "init-file"}, plus: true}
+
+// hShell judges a shell: -c SCRIPT is judged recursively; a script file is workspace code;
+// without either it runs commands from stdin (a here-document body is judged).
+func hShell(a *analyzer, argv []arg, c *callInfo) eff {
+	d := Bash
+	switch argv[0].s {
+	case "sh", "dash", "ash", "posh", "yash":
+		d = POSIX
+	}
+	if onlyVersion(argv) {
+		return 0
+	}
+	cmd := -1
+	stdinMode := false
+	i := 1
+	for ; i < len(argv); i++ {
+		s := argv[i].s
+		if argv[i].dyn && strings.HasPrefix(s, dyn) {
+			break
+		}
+		if s == "--" || s == "-" {
+			i++
+			if s == "-" {
+				stdinMode = true
+			}
+			break
+		}
+		if len(s) < 2 || (s[0] != '-' && s[0] != '+') {
+			break
+		}
+		if strings.HasPrefix(s, "--") {
+			if s == "--rcfile" || s == "--init-file" {
+				a.find(c, "exec.source", Ask, "The shell reads a startup file")
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(s); j++ {
+			switch s[j] {
+			case 'c':
+				cmd = 0
+			case 's':
+				stdinMode = true
+			case 'o', 'O':
+				i++
+			}
+		}
+	}
+	if cmd == 0 {
+		if i >= len(argv) {
+			a.find(c, "parse.error", Ask, "The shell's -c option has no script")
+			return 0
+		}
+		return a.nested(argv[i], d, c)
+	}
+	if i < len(argv) && !stdinMode {
+		x := argv[i]
+		if x.proc && x.net {
+			a.find(c, "network.pipe-to-shell", Deny, "A shell runs a downloaded script")
+			return 0
+		}
+		if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
+			return a.stdinCode(c, d, true)
+		}
+		a.find(c, "exec.workspace-code", Ask, "The shell runs the script "+display(x.s))
+		return 0
+	}
+	return a.stdinCode(c, d, true)
+}
+
+// stdinCode judges a shell or interpreter that runs code from stdin: a literal here-document
+// or here-string is judged (for shells) and otherwise a person must approve.
+func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
+	in := c.in
+	if in != nil && in.hasInput {
+		if in.net {
+			a.find(c, "network.pipe-to-shell", Deny, "Downloaded or decoded content is fed to a shell or interpreter")
+			return effShellStdin
+		}
+		if in.literal && shell {
+			a.nestedText(in.body, in.mapBase, d, c)
+			return effShellStdin
+		}
+		if !in.literal {
+			a.find(c, "dynamic.script", Ask, "The script fed on stdin is only known at run time")
+			return effShellStdin
+		}
+	}
+	if shell {
+		if in == nil || !in.hasInput {
+			a.find(c, "exec.shell-stdin", Ask, "")
+		}
+	} else {
+		a.find(c, "exec.shell-stdin", Ask, "")
+	}
+	return effShellStdin
+}
+
+// joinArgs joins argument values with spaces, as eval and watch do, keeping run-time marks.
+func joinArgs(xs []arg) arg {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	var b strings.Builder
+	out := arg{}
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.s)
+		out.dyn = out.dyn || x.dyn
+		out.net = out.net || x.net
+	}
+	out.s = b.String()
+	return out
+}
+
+// hEval judges eval: its joined arguments are judged as a script.
+func hEval(a *analyzer, argv []arg, c *callInfo) eff {
+	if len(argv) < 2 {
+		return 0
+	}
+	return a.nested(joinArgs(argv[1:]), a.dialect(), c)
+}
+
+// dialect returns the dialect of the current shell.
+func (a *analyzer) dialect() Dialect { return a.ctx.Dialect }
+
+// hSource judges source and '.': they run a file's commands in this shell.
+func hSource(a *analyzer, argv []arg, c *callInfo) eff {
+	if len(argv) < 2 {
+		return 0
+	}
+	x := argv[1]
+	if x.net {
+		a.find(c, "network.pipe-to-shell", Deny, "The shell runs a downloaded script")
+		return 0
+	}
+	if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
+		return a.stdinCode(c, a.dialect(), true)
+	}
+	a.find(c, "exec.source", Ask, "")
+	return 0
+}
+
+// hTrap judges trap: the handler body is judged as a script.
+func hTrap(a *analyzer, argv []arg, c *callInfo) eff {
+	ops := argv[1:]
+	if len(ops) > 0 && ops[0].s == "--" {
+		ops = ops[1:]
+	}
+	if len(ops) < 2 || strings.HasPrefix(ops[0].s, "-") && !ops[0].dyn {
+		return 0
+	}
+	return a.nested(ops[0], a.dialect(), c)
+}
+
+// hAlias judges alias definitions: the value is judged as a command, and a name that is a
+// command is shadowing.
+func hAlias(a *analyzer, argv []arg, c *callInfo) eff {
+	var e eff
+	for _, x := range argv[1:] {
+		name, val, ok := strings.Cut(x.s, "=")
+		if !ok {
+			continue
+		}
+		if shadows(name) {
+			a.find(c, "function.shadow", Ask, "The alias "+name+" has the name of a command")
+		}
+		y := subArg(x, val)
+		e |= a.nested(y, a.dialect(), c)
+	}
+	return e
+}
+
+// hExec judges exec: with a command it replaces the shell with it.
+func hExec(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &optSpec{arg: "a", stop: true})
+	if p.rest >= len(argv) {
+		return 0
+	}
+	return a.judge(argv[p.rest:], c)
+}
+
+// hCommand judges command: -v and -V only look names up; otherwise the command runs
+// (bypassing functions).
+func hCommand(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &optSpec{stop: true})
+	if p.has("v", "V") || p.rest >= len(argv) {
+		return 0
+	}
+	funcs := a.funcs
+	a.funcs = nil
+	e := a.judge(argv[p.rest:], c)
+	a.funcs = funcs
+	return e
+}
+
+// hBuiltin judges builtin: the builtin named runs.
+func hBuiltin(a *analyzer, argv []arg, c *callInfo) eff {
+	if len(argv) < 2 {
+		return 0
+	}
+	funcs := a.funcs
+	a.funcs = nil
+	e := a.judge(argv[1:], c)
+	a.funcs = funcs
+	return e
+}
+
+var xargsSpec = optSpec{arg: "adEeILlnPs", opt: "", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stop: true}
+
+// hXargs judges xargs: its command runs with arguments only known at run time.
+func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &xargsSpec)
+	if p.rest >= len(argv) {
+		return 0
+	}
+	sub := append(append([]arg(nil), argv[p.rest:]...), arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
+	if p.has("I", "i", "--replace") {
+		sub = sub[:len(sub)-1]
+		for i := 1; i < len(sub); i++ {
+			if strings.Contains(sub[i].s, "{}") {
+				sub[i] = arg{s: strings.ReplaceAll(sub[i].s, "{}", dyn), dyn: true}
+			}
+		}
+	}
+	return a.judge(sub, c)
+}
+
+// hParallel judges GNU parallel and sem: like xargs; without a command it runs the lines
+// of its input as commands.
+func hParallel(a *analyzer, argv []arg, c *callInfo) eff {
+	i := 1
+	for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
+		i++
+	}
+	if i >= len(argv) || argv[i].s == ":::" || argv[i].s == "::::" {
+		a.find(c, "exec.shell-stdin", Ask, "parallel runs its input lines as commands")
+		return effShellStdin
+	}
+	var sub []arg
+	for _, x := range argv[i:] {
+		if x.s == ":::" || x.s == "::::" || x.s == ":::+" {
+			break
+		}
+		sub = append(sub, x)
+	}
+	if len(sub) == 1 && strings.Contains(sub[0].s, " ") {
+		return a.nested(sub[0], Bash, c)
+	}
+	sub = append(sub, arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
+	return a.judge(sub, c)
+}
+
+// hWatch judges watch: without -x it joins its arguments and runs them with sh -c.
+func hWatch(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &optSpec{arg: "nq", long: []string{"interval", "equexit"}, lopt: []string{"differences"}, stop: true})
+	if p.rest >= len(argv) {
+		return 0
+	}
+	if p.has("x", "--exec") {
+		return a.judge(argv[p.rest:], c)
+	}
+	return a.nested(joinArgs(argv[p.rest:]), POSIX, c)
+}
+
+// hBusybox judges busybox and toybox: the applet named runs.
+func hBusybox(a *analyzer, argv []arg, c *callInfo) eff {
+	if len(argv) < 2 || strings.HasPrefix(argv[1].s, "-") {
+		return 0
+	}
+	return a.judge(argv[1:], c)
+}
+
+var envSpec = optSpec{arg: "uCSP", long: []string{"unset", "chdir", "split-string", "block-signal", "default-signal", "ignore-signal"}, stop: true}
+
+// hEnv judges env: NAME=VALUE operands set the environment (injection rules), -C changes
+// directory, -S splits a string into arguments; the command after them is judged.
+func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
+	p := parseArgs(argv, &envSpec)
+	rest := argv[p.rest:]
+	cwd := a.cwd
+	defer func() { a.cwd = cwd }()
+	for _, o := range p.opts {
+		switch o.name {
+		case "C", "--chdir":
+			if q, ok := a.resolve(o.val); ok && !strings.Contains(q, dyn) {
+				a.cwd = q
+			} else {
+				a.cwd = ""
+			}
+		case "S", "--split-string":
+			if o.val.dyn {
+				a.find(c, "dynamic.command", Ask, "env -S splits a string only known at run time")
+				return effShellStdin
+			}
+			var split []arg
+			for _, f := range strings.Fields(o.val.s) {
+				split = append(split, lit(f))
+			}
+			rest = append(split, rest...)
+		}
+	}
+	for len(rest) > 0 {
+		k, _, ok := strings.Cut(rest[0].s, "=")
+		if !ok || k == "" || strings.HasPrefix(k, "-") {
+			break
+		}
+		if rest[0].dyn && strings.HasPrefix(rest[0].s, dyn) {
+			a.find(c, "env.dynamic", Ask, "")
+		} else {
+			a.envName(k, c)
+		}
+		rest = rest[1:]
+	}
+	if len(rest) == 0 {
+		return 0
+	}
+	return a.judge(rest, c)
+}
+
+var sudoSpec = optSpec{arg: "ugCDhprtTUc", long: []string{"user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "command-timeout", "other-user", "login-class", "preserve-env-list"}, stop: true}
+
+// hSudo judges sudo, doas, su, pkexec and run0: in user context privilege escalation is
+// denied (admin work goes through s-code run --root); in root context the command is judged.
+func hSudo(a *analyzer, argv []arg, c *callInfo) eff {
+	name := argv[0].s
+	if a.ctx.Role != RoleRoot {
+		if (name == "sudo" || name == "doas") && len(argv) == 2 && (argv[1].s == "-l" || argv[1].s == "-V" || argv[1].s == "-k" || argv[1].s == "-K" || argv[1].s == "--version") {
+			return 0
+		}
+		a.find(c, "privilege.escalation", Deny, "")
+		return 0
+	}
+	switch name {
+	case "su", "runuser", "ksu", "sg":
+		for i := 1; i < len(argv); i++ {
+			if (argv[i].s == "-c" || argv[i].s == "--command") && i+1 < len(argv) {
+				return a.nested(argv[i+1], Bash, c)
+			}
+		}
+		a.find(c, "exec.shell-stdin", Ask, "This starts an interactive root shell")
+		return 0
+	case "sudoedit":
+		a.find(c, "root.change", Ask, "sudoedit edits files as root")
+		return 0
+	}
+	p := parseArgs(argv, &sudoSpec)
+	if p.has("e", "--edit") {
+		a.find(c, "root.change", Ask, "sudo -e edits files as root")
+		return 0
+	}
+	if p.rest >= len(argv) {
+		if p.has("i", "s", "--login", "--shell") {
+			a.find(c, "exec.shell-stdin", Ask, "This starts an interactive shell")
+		}
+		return 0
+	}
+	rest := argv[p.rest:]
+	for len(rest) > 0 {
+		k, _, ok := strings.Cut(rest[0].s, "=")
+		if !ok || k == "" || strings.HasPrefix(k, "-") {
+			break
+		}
+		a.envName(k, c)
+		rest = rest[1:]
+	}
+	if len(rest) == 0 {
+		return 0
+	}
+	return a.judge(rest, c)
+}
+
+// hDisown: disown, bg and fg manage background jobs.
+func hDisown(a *analyzer, argv []arg, c *callInfo) eff {
+	a.find(c, "background.job", Ask, argv[0].s+" manages background jobs")
+	return 0
+}
