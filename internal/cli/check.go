@@ -116,7 +116,7 @@ func runCheck(o checkOptions, args []string, streams IO) error {
 		if err := writeJSONLine(streams.Out, v); err != nil {
 			return err
 		}
-	} else if err := writeCard(streams.Out, command, v, colorFor(streams.Out)); err != nil {
+	} else if err := writeCard(streams.Out, command, v, colorFor(streams.Out), cardWidth(streams.Out)); err != nil {
 		return err
 	}
 	return verdictExit(v.Decision)

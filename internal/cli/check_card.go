@@ -59,9 +59,10 @@ func (p palette) decision(d safety.Decision) string {
 // writeCard writes the readable verdict card for command: a header with the decision,
 // then each finding with its decision, rule id and message, and the line of the command
 // that holds the finding's offset with a caret line under the part the finding is about.
-// Control, invisible and bidi characters of the command and the messages are shown as
-// escapes (\r, \u202e, …), so the card cannot be rewritten by the text it shows.
-func writeCard(w io.Writer, command string, v safety.Verdict, p palette) error {
+// Messages are wrapped at width columns. Control, invisible and bidi characters of the
+// command and the messages are shown as escapes (\r, \u202e, …), so the card cannot be
+// rewritten by the text it shows.
+func writeCard(w io.Writer, command string, v safety.Verdict, p palette, width int) error {
 	var b strings.Builder
 	switch n := len(v.Findings); n {
 	case 0:
@@ -75,7 +76,9 @@ func writeCard(w io.Writer, command string, v safety.Verdict, p palette) error {
 		b.WriteByte('\n')
 		fmt.Fprintf(&b, "  %s  %s\n", p.decision(f.Decision), p.paint(ansiBold, visible(f.Rule)))
 		for _, ml := range strings.Split(f.Message, "\n") {
-			fmt.Fprintf(&b, "    %s\n", visible(ml))
+			for _, wl := range wrap(visible(ml), width-4) {
+				fmt.Fprintf(&b, "    %s\n", wl)
+			}
 		}
 		lineNo, src, carets := caretLines(command, f.Offset, len(f.Command))
 		num := fmt.Sprintf("%d", lineNo)
@@ -139,4 +142,39 @@ func visible(s string) string {
 		i += size
 	}
 	return b.String()
+}
+
+// cardWidth returns the column width to wrap a card's messages at: the terminal's width,
+// at most 100, or 80 when w is not a terminal; never less than 40.
+func cardWidth(w io.Writer) int {
+	n := terminalWidth(w)
+	switch {
+	case n <= 0:
+		return 80
+	case n > 100:
+		return 100
+	case n < 40:
+		return 40
+	}
+	return n
+}
+
+// wrap splits s at spaces into lines of at most width runes; a word longer than width
+// stays whole on its own line.
+func wrap(s string, width int) []string {
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return []string{""}
+	}
+	var lines []string
+	cur := words[0]
+	for _, w := range words[1:] {
+		if utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(w) > width {
+			lines = append(lines, cur)
+			cur = w
+			continue
+		}
+		cur += " " + w
+	}
+	return append(lines, cur)
 }

@@ -176,3 +176,21 @@ func TestReadLine(t *testing.T) {
 		t.Errorf("readLine: got %v, want %v", got, want)
 	}
 }
+
+func TestWrap(t *testing.T) {
+	for _, tc := range []struct {
+		s     string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"one two three", 20, []string{"one two three"}},
+		{"one two three", 7, []string{"one two", "three"}},
+		{"a verylongword b", 5, []string{"a", "verylongword", "b"}},
+		{"x  y", 1, []string{"x", "y"}},
+	} {
+		if got := wrap(tc.s, tc.width); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tc.s, tc.width, got, tc.want)
+		}
+	}
+}
