@@ -271,6 +271,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 		}
 		return effShellStdin
 	}
+	if a0.sub {
+		a.find(c, "dynamic.command", Ask, "The command name comes from a command substitution")
+	}
 	name := a0.s
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		if !systemBinDir(name[:i]) {
@@ -315,6 +318,10 @@ func (a *analyzer) nested(x arg, d Dialect, c *callInfo) eff {
 	}
 	if x.dyn {
 		a.find(c, "dynamic.script", Ask, "")
+		if strings.Trim(x.s, dyn) != "" {
+			// Judge the known parts too, with a placeholder for the run-time parts.
+			return a.nestedText(strings.ReplaceAll(x.s, dyn, "__dyn__"), -1, d, c)
+		}
 		return 0
 	}
 	base := -1

@@ -136,7 +136,7 @@ func snippet(s string, off int) string {
 // differently, and why, or -1: invalid UTF-8, control characters other than tab and newline
 // (CR included), DEL, a backslash-newline inside a word, and invisible or bidirectional
 // Unicode (zero-width characters, bidi controls, word joiners, BOM, soft hyphen, tag
-// characters). Sources: Trojan Source (CVE-2021-42574) for bidi controls; bash(1) QUOTING for
+// characters, line and paragraph separators, fillers, variation selectors). Sources: Trojan Source (CVE-2021-42574) for bidi controls; bash(1) QUOTING for
 // line continuation.
 func differential(s string) (int, string) {
 	for i := 0; i < len(s); {
@@ -187,7 +187,9 @@ func invisible(r rune) bool {
 	switch {
 	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x2064,
 		r >= 0x2066 && r <= 0x2069, r == 0xFEFF, r == 0x00AD, r >= 0xE0000 && r <= 0xE007F,
-		r == 0x180E, r == 0x061C, r >= 0xFFF9 && r <= 0xFFFB:
+		r == 0x180E, r == 0x061C, r >= 0xFFF9 && r <= 0xFFFB, r == 0x2028, r == 0x2029,
+		r == 0x0085, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x034F,
+		r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
 		return true
 	}
 	return false

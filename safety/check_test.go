@@ -18,6 +18,7 @@ type jsonCase struct {
 	Context string `json:"context"`
 	Cmd     string `json:"cmd"`
 	Expect  string `json:"expect"`
+	Cwd     string `json:"cwd"`
 }
 
 // caseContext returns the context every shared case is judged in.
@@ -67,7 +68,11 @@ func readCases(t *testing.T, file string) []jsonCase {
 func runCases(t *testing.T, cases []jsonCase) {
 	exact := 0
 	for _, c := range cases {
-		v := Check(c.Cmd, caseContext(c.Context))
+		ctx := caseContext(c.Context)
+		if c.Cwd != "" {
+			ctx.Cwd = c.Cwd
+		}
+		v := Check(c.Cmd, ctx)
 		ok, ex := accepts(c.Expect, v.Decision)
 		if ex {
 			exact++

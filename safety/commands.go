@@ -131,14 +131,15 @@ func init() {
 	register(hDisown, "disown", "bg", "fg")
 
 	register(interp("c", "c", "m"), "python", "python2", "python3", "pypy", "pypy3", "ipython", "jython")
-	register(interp("e", "ep", "r"), "node", "nodejs")
+	register(interp("ep", "ep", "r"), "node", "nodejs")
 	register(interp("eE", "eE", "IM"), "perl")
 	register(interp("e", "e", "rI"), "ruby", "irb", "jruby")
 	register(interp("r", "r", ""), "php")
 	register(interp("e", "e", "l"), "lua", "luajit")
 	register(interp("e", "e", ""), "osascript", "Rscript", "julia", "tclsh", "wish", "elixir", "erl", "escript", "gjs", "qjs", "jjs", "groovy", "scala", "kotlin", "swift", "jshell", "R", "octave", "racket", "guile", "sbcl", "clisp", "ghci", "runghc", "runhaskell", "ocaml", "php-cli", "crystal", "nim", "dart", "bb", "nu", "pwsh", "powershell", "vim", "vi", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "micro", "ed", "ex", "code", "subl", "gedit", "kate", "mcedit", "joe", "helix", "hx", "kak", "dc")
 	register(hDeno, "deno", "bun")
-	register(hRunWorkspace, "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "buck2", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "lein", "rake", "just", "task", "mage", "tox", "nox", "pytest", "py.test", "jest", "vitest", "mocha", "karma", "phpunit", "rspec", "tsc", "tsx", "ts-node", "esbuild", "webpack", "vite", "rollup", "parcel", "babel", "eslint", "prettier", "black", "ruff", "isort", "flake8", "pylint", "mypy", "pyright", "rubocop", "golangci-lint", "staticcheck", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "java", "kotlinc", "scalac", "ghc", "dotnet", "msbuild", "xcodebuild", "swiftc", "zig", "nasm", "as", "ld", "gdb", "lldb", "perf", "hyperfine", "pre-commit", "terraform", "tofu", "pulumi", "ansible", "ansible-playbook", "vagrant", "packer", "helm", "skaffold", "tilt", "air", "nodemon", "direnv", "asdf", "mise", "nvm", "pyenv", "rbenv", "conda", "mamba", "poetry", "pdm", "hatch", "uv", "rye", "pipenv", "virtualenv", "bundle", "bundler", "composer", "mix", "rebar3", "stack", "cabal", "opam", "dune", "sphinx-build", "mkdocs", "hugo", "jekyll", "zola", "sass", "lessc", "protoc", "buf", "flatc", "thrift", "swagger-codegen", "openapi-generator", "sqlc", "wire", "mockgen", "stringer", "jupyter", "streamlit", "flask", "django-admin", "uvicorn", "gunicorn", "rails", "artisan", "deploy", "ctest", "cpack", "autoreconf", "autoconf", "automake", "libtool", "configure", "bear", "scons", "waf", "premake5", "xmake")
+	register(hRunWorkspace, "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "buck2", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "lein", "rake", "just", "task", "mage", "tox", "nox", "pytest", "py.test", "jest", "vitest", "mocha", "karma", "phpunit", "rspec", "tsc", "tsx", "ts-node", "esbuild", "webpack", "vite", "rollup", "parcel", "babel", "eslint", "prettier", "black", "ruff", "isort", "flake8", "pylint", "mypy", "pyright", "rubocop", "golangci-lint", "staticcheck", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "java", "kotlinc", "scalac", "ghc", "dotnet", "msbuild", "xcodebuild", "swiftc", "zig", "nasm", "as", "ld", "gdb", "lldb", "perf", "hyperfine", "pre-commit", "terraform", "tofu", "pulumi", "ansible", "ansible-playbook", "vagrant", "packer", "helm", "skaffold", "tilt", "air", "nodemon", "nvm", "pyenv", "rbenv", "virtualenv", "composer", "mix", "rebar3", "stack", "cabal", "opam", "dune", "sphinx-build", "mkdocs", "hugo", "jekyll", "zola", "sass", "lessc", "protoc", "buf", "flatc", "thrift", "swagger-codegen", "openapi-generator", "sqlc", "wire", "mockgen", "stringer", "jupyter", "streamlit", "flask", "django-admin", "uvicorn", "gunicorn", "rails", "artisan", "deploy", "ctest", "cpack", "autoreconf", "autoconf", "automake", "libtool", "configure", "bear", "scons", "waf", "premake5", "xmake")
+	register(hEnvRunner, "uv", "rye", "poetry", "pdm", "hatch", "pipenv", "conda", "mamba", "micromamba", "bundle", "bundler", "mise", "asdf", "direnv", "nix-shell", "nix", "devbox", "pixi")
 	register(hNpm, "npm", "yarn", "pnpm", "corepack")
 	register(hRemotePkg, "npx", "pnpx", "bunx", "uvx", "pipx", "dlx")
 	register(hGo, "go")
@@ -318,6 +319,13 @@ func hTruncate(a *analyzer, argv []arg, c *callInfo) eff {
 // hCp: cp and install write the target directory (-t) or the last operand.
 func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 	p := parseArgs(argv, &optSpec{arg: "tSmogb", long: []string{"target-directory", "suffix", "mode", "owner", "group", "backup", "sparse", "reflink", "preserve", "no-preserve", "context", "strip-program"}})
+	if m, ok := p.get("m", "--mode"); ok && argv[0].s == "install" && setuidMode(m.val.s) {
+		if a.ctx.Role == RoleRoot {
+			a.find(c, "privilege.setuid", Deny, "")
+		} else {
+			a.find(c, "privilege.setuid", Ask, "Setting a setuid or setgid bit")
+		}
+	}
 	if t, ok := p.get("t", "--target-directory"); ok && t.has {
 		a.writeTarget(t.val, "write", c.pos, c.end)
 		return 0

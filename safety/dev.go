@@ -135,6 +135,11 @@ func hNpm(a *analyzer, argv []arg, c *callInfo) eff {
 		return effNetwork
 	case "exec", "x", "dlx", "npx":
 		a.find(c, "exec.remote-package", Ask, "")
+		for i, x := range argv {
+			if x.s == sub {
+				return a.runInner(argv[i+1:], c)
+			}
+		}
 		return 0
 	}
 	a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs package scripts from the workspace")
@@ -155,7 +160,11 @@ func hRemotePkg(a *analyzer, argv []arg, c *callInfo) eff {
 		return effNetwork
 	}
 	a.find(c, "exec.remote-package", Ask, "")
-	return effNetwork
+	rest := argv[1:]
+	if argv[0].s == "pipx" && len(rest) > 0 {
+		rest = rest[1:]
+	}
+	return effNetwork | a.runInner(rest, c)
 }
 
 // hGo judges the go command.
@@ -299,4 +308,81 @@ func hDocker(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	a.find(c, "exec.tool-exec", Ask, argv[0].s+" "+sub+" runs or changes containers or cluster resources")
 	return effNetwork
+}
+
+// runnerArgOpts are options of package runners that take an argument.
+var runnerArgOpts = map[string]bool{
+	"-p": true, "--package": true, "-n": true, "--name": true, "--with": true, "--from": true,
+	"-e": true, "--env": true, "--python": true, "--project": true, "--directory": true,
+	"--group": true, "--extra": true, "--env-file": true, "-w": true, "--workspace": true,
+	"--filter": true, "-F": true, "--prefix": true, "--spec": true, "--index-url": true,
+}
+
+// runInner judges the command a package or environment runner runs: "-c SCRIPT" or
+// "--call SCRIPT" as a shell script, otherwise the words after the runner's options.
+func (a *analyzer) runInner(rest []arg, c *callInfo) eff {
+	for i := 0; i < len(rest); i++ {
+		s := rest[i].s
+		switch {
+		case s == "--":
+			if i+1 < len(rest) {
+				return a.judge(rest[i+1:], c)
+			}
+			return 0
+		case s == "-c" || s == "--call" || s == "--command" || s == "--run":
+			if i+1 < len(rest) {
+				if s == "--command" && len(rest) > i+2 {
+					return a.judge(rest[i+1:], c)
+				}
+				return a.nested(rest[i+1], Bash, c)
+			}
+			return 0
+		case strings.HasPrefix(s, "--call=") || strings.HasPrefix(s, "--run="):
+			_, v, _ := strings.Cut(s, "=")
+			return a.nested(subArg(rest[i], v), Bash, c)
+		case strings.HasPrefix(s, "-"):
+			if runnerArgOpts[s] {
+				i++
+			}
+		default:
+			return a.judge(rest[i:], c)
+		}
+	}
+	return 0
+}
+
+// hEnvRunner judges environment managers (uv, poetry, pipenv, pdm, hatch, rye, conda,
+// bundle, mise, asdf, direnv, nix-shell, nix): "run"/"exec" run a command, which is judged;
+// other subcommands run workspace code or install packages.
+func hEnvRunner(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) || len(argv) < 2 {
+		return hRunWorkspace(a, argv, c)
+	}
+	name := argv[0].s
+	if name == "nix-shell" {
+		a.find(c, "exec.workspace-code", Ask, "nix-shell builds an environment from the workspace")
+		return a.runInner(argv[1:], c)
+	}
+	sub := argv[1].s
+	switch sub {
+	case "run", "exec", "x", "develop", "shell":
+		rest := argv[2:]
+		if name == "direnv" && sub == "exec" && len(rest) > 0 {
+			rest = rest[1:]
+		}
+		if name == "uv" && sub == "tool" {
+			rest = rest[1:]
+		}
+		a.find(c, "exec.workspace-code", Ask, name+" "+sub+" runs a command in a project environment")
+		if len(rest) == 0 {
+			return 0
+		}
+		return a.runInner(rest, c)
+	case "add", "install", "remove", "sync", "lock", "update", "pip", "tool", "self", "venv", "init", "new", "build", "publish", "use", "plugin", "global", "local", "allow":
+		a.find(c, "package.install", Ask, "")
+		return effNetwork
+	case "list", "show", "info", "env-list", "current", "where", "which", "version", "--version", "help", "status":
+		return 0
+	}
+	return hRunWorkspace(a, argv, c)
 }

@@ -61,7 +61,9 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		name, val, hasEq := strings.Cut(s, "=")
 		var v arg
-		if hasEq {
+		if strings.HasPrefix(s, "-c") && len(s) > 2 {
+			name, v, hasEq = "-c", subArg(argv[i], s[2:]), true
+		} else if hasEq {
 			v = subArg(argv[i], val)
 		} else if gitGlobalArg[name] && i+1 < len(argv) {
 			i++
@@ -123,7 +125,7 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	case "tag":
 		return a.gitList(args, c, []string{"-l", "--list", "-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--column", "--no-column", "--color", "-i", "--ignore-case", "-v", "--verify"})
 	case "remote":
-		if len(args) == 1 || args[1].s == "-v" || args[1].s == "--verbose" || args[1].s == "show" || args[1].s == "get-url" {
+		if len(args) == 1 || args[1].s == "-v" || args[1].s == "--verbose" || args[1].s == "get-url" || args[1].s == "show" && len(args) > 2 && args[2].s == "-n" {
 			return 0
 		}
 	case "stash":

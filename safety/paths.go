@@ -208,6 +208,9 @@ func (a *analyzer) classify(p string) pathClass {
 			}
 		}
 	}
+	if len(comps) > 1 && (comps[0] == "home" || comps[0] == "users" || comps[0] == "mnt" || comps[0] == "media") {
+		return pcOutside
+	}
 	if len(comps) > 0 && compRoot(comps[0]) {
 		return pcSystem
 	}

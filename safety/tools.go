@@ -121,9 +121,8 @@ func (a *analyzer) sedScript(s string, c *callInfo) {
 			toEOL()
 		case 'e':
 			body := toEOL()
-			if body == "" {
-				a.find(c, "exec.tool-exec", Ask, "sed's e command runs the pattern space as a shell command")
-			} else {
+			a.find(c, "exec.tool-exec", Ask, "sed's e command runs a shell command")
+			if body != "" {
 				a.nestedText(body, -1, POSIX, c)
 			}
 		case 'w', 'W':
@@ -217,7 +216,7 @@ func hAwk(a *analyzer, argv []arg, c *callInfo) eff {
 // awkProgram scans an awk program outside string and regex literals.
 func (a *analyzer) awkProgram(s string, c *callInfo) {
 	inPrint, depth := false, 0
-	prevSig := byte(0)
+	prevSig := byte('\n')
 	word := func(i int) (string, int) {
 		j := i
 		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
@@ -346,6 +345,17 @@ var findArg1 = map[string]bool{
 	"-newermm": true, "-mount": false,
 }
 
+// findFilters are find tests that limit which files match (so -delete after them does not
+// delete everything below the start points).
+var findFilters = map[string]bool{
+	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true,
+	"-iwholename": true, "-regex": true, "-iregex": true, "-newer": true, "-anewer": true,
+	"-cnewer": true, "-mtime": true, "-mmin": true, "-atime": true, "-amin": true,
+	"-ctime": true, "-cmin": true, "-size": true, "-empty": true, "-user": true,
+	"-group": true, "-uid": true, "-gid": true, "-perm": true, "-inum": true,
+	"-samefile": true, "-links": true, "-lname": true, "-ilname": true, "-newermt": true,
+}
+
 // hFind judges find: -delete, -exec/-execdir/-ok/-okdir (the command is judged with {}
 // standing for any path below the start points), -fprint*, -fls.
 func hFind(a *analyzer, argv []arg, c *callInfo) eff {
@@ -369,15 +379,20 @@ func hFind(a *analyzer, argv []arg, c *callInfo) eff {
 		starts = []arg{lit(".")}
 	}
 	var e eff
+	filtered := false
 	for i < len(argv) {
 		s := argv[i].s
 		i++
+		if findFilters[s] {
+			filtered = true
+		}
 		switch {
 		case s == "-delete":
 			for _, st := range starts {
-				if !a.destroy(dirAll(st), "find", c) {
-					a.writeTarget(dirAll(st), "write", c.pos, c.end)
+				if !filtered && a.destroy(st, "find", c) {
+					continue
 				}
+				a.writeTarget(dirAll(st), "write", c.pos, c.end)
 			}
 		case s == "-exec" || s == "-execdir" || s == "-ok" || s == "-okdir":
 			j := i

@@ -340,7 +340,12 @@ func (a *analyzer) forget(name string) {
 
 // arith walks an arithmetic expression for substitutions.
 func (a *analyzer) arith(x syntax.ArithmExpr) {
-	if x == nil || !a.tick() {
+	if x == nil {
+		return
+	}
+	a.depth++
+	defer func() { a.depth-- }()
+	if !a.tick() {
 		return
 	}
 	switch n := x.(type) {
@@ -362,7 +367,12 @@ func (a *analyzer) arith(x syntax.ArithmExpr) {
 
 // test walks a [[ ]] expression for substitutions.
 func (a *analyzer) test(x syntax.TestExpr) {
-	if x == nil || !a.tick() {
+	if x == nil {
+		return
+	}
+	a.depth++
+	defer func() { a.depth-- }()
+	if !a.tick() {
 		return
 	}
 	switch n := x.(type) {

@@ -21,6 +21,7 @@ type arg struct {
 	net  bool         // a substitution in the word produces downloaded or decoded content
 	proc bool         // the word is a process substitution
 	alt  string       // for ${X:-word}: the literal word used when X is unset or empty
+	sub  bool         // the value comes (in part) from a command substitution
 	w    *syntax.Word // the source word; nil for synthesized arguments
 }
 
@@ -71,7 +72,7 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 		e.vals = out
 	}
 	for _, v := range e.vals {
-		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, alt: defaultWord(w)})
+		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, alt: defaultWord(w), sub: e.sub})
 	}
 	return dst
 }
@@ -138,6 +139,7 @@ type wordEval struct {
 	net    bool
 	proc   bool
 	split  bool // an unquoted known value holds blanks
+	sub    bool // a command substitution was resolved
 	assign bool
 }
 
@@ -190,7 +192,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 			e.push(dyn)
 			return
 		}
-		if !dq && strings.ContainsAny(v, "*?[") {
+		if !dq && isGlob(v) {
 			e.glob = true
 		}
 		if !dq && strings.ContainsAny(v, " \t\n") {
@@ -203,6 +205,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 				e.split = true
 			}
 			e.push(out)
+			e.sub = true
 			return
 		}
 		a.depth++
@@ -427,7 +430,7 @@ func (a *analyzer) param(x *syntax.ParamExp) (string, bool) {
 // unquoted glob character.
 func unescapeBare(v string) (string, bool) {
 	if strings.IndexByte(v, '\\') < 0 {
-		return v, strings.ContainsAny(v, "*?[")
+		return v, isGlob(v)
 	}
 	var b strings.Builder
 	glob := false
@@ -442,12 +445,22 @@ func unescapeBare(v string) (string, bool) {
 			}
 			continue
 		}
-		if c == '*' || c == '?' || c == '[' {
+		if c == '*' || c == '?' || c == '[' && strings.IndexByte(v[i:], ']') > 0 {
 			glob = true
 		}
 		b.WriteByte(c)
 	}
 	return b.String(), glob
+}
+
+// isGlob reports whether an unquoted literal holds a pattern character: * or ?, or a [
+// that a ] closes.
+func isGlob(v string) bool {
+	if strings.ContainsAny(v, "*?") {
+		return true
+	}
+	i := strings.IndexByte(v, '[')
+	return i >= 0 && strings.IndexByte(v[i+1:], ']') >= 0
 }
 
 // unescapeDQ removes the backslashes that double quotes remove: before $ ` " \ and newline.

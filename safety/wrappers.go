@@ -27,7 +27,6 @@ var wrappers = map[string]*wrapSpec{
 	"stdbuf":           {opts: optSpec{arg: "ioe", long: []string{"input", "output", "error"}, stop: true}},
 	"time":             {opts: optSpec{arg: "fo", long: []string{"format", "output"}, stop: true}},
 	"gtime":            {opts: optSpec{arg: "fo", long: []string{"format", "output"}, stop: true}},
-	"flock":            {opts: optSpec{arg: "wEc", long: []string{"timeout", "wait", "conflict-exit-code", "command"}, stop: true}, skip: 1},
 	"strace":           {opts: optSpec{arg: "oepPsuEabIOSX", long: []string{"output", "expr", "pid", "string-limit", "user", "env", "trace", "signal", "status"}, stop: true}, noCmd: []string{"p", "--pid"}},
 	"ltrace":           {opts: optSpec{arg: "oepuEaAlLnsx", long: []string{"output", "pid", "user"}, stop: true}, noCmd: []string{"p", "--pid"}},
 	"setsid":           {opts: optSpec{stop: true}, note: "background.job", nodet: "setsid runs the command in a new session that outlives this one"},
@@ -64,6 +63,7 @@ func init() {
 		commands[name] = hWrapper
 	}
 	commands["script"] = hScript
+	commands["flock"] = hFlock
 	commands["unshare"] = hWrapper
 }
 
@@ -94,16 +94,38 @@ func hWrapper(a *analyzer, argv []arg, c *callInfo) eff {
 				a.envName(k, c)
 			}
 		}
-	case "flock":
-		if o, ok := p.get("c", "--command"); ok && o.has {
-			return a.nested(o.val, POSIX, c)
-		}
 	}
 	i := p.rest + sp.skip
 	if i >= len(argv) {
 		return 0
 	}
 	return a.judge(argv[i:], c)
+}
+
+// hFlock judges flock(1): "flock [options] FILE COMMAND…" or "flock [options] FILE -c
+// SCRIPT" (options may also follow the file).
+func hFlock(a *analyzer, argv []arg, c *callInfo) eff {
+	file := false
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		switch {
+		case s == "-c" || s == "--command":
+			if i+1 < len(argv) {
+				return a.nested(argv[i+1], POSIX, c)
+			}
+			return 0
+		case strings.HasPrefix(s, "--command="):
+			return a.nested(subArg(argv[i], s[len("--command="):]), POSIX, c)
+		case s == "-w" || s == "--wait" || s == "--timeout" || s == "-E" || s == "--conflict-exit-code":
+			i++
+		case strings.HasPrefix(s, "-") && len(s) > 1:
+		case !file:
+			file = true
+		default:
+			return a.judge(argv[i:], c)
+		}
+	}
+	return 0
 }
 
 // hScript judges script(1): -c runs a shell command; otherwise it starts an interactive
