@@ -28,9 +28,10 @@ func hasControl(s string) bool {
 // FuzzCheck judges arbitrary commands in user and root context. Seeds are every case in
 // testdata/*.jsonl and, when the shared folder is present, the shared cases. It checks that
 // Check never panics, gives the same verdict for the same input twice, never allows input
-// holding a control character (a parser differential), and that every verdict keeps its
+// holding a control character (a parser differential), that every verdict keeps its
 // contract (dotted rule ids, messages, offsets inside the command, decision = strictest
-// finding).
+// finding), and that wrapping the command (see wrappings) never turns ask or deny into
+// allow.
 func FuzzCheck(f *testing.F) {
 	seeds := loadCases(f)
 	if shared := sharedCases(f); shared != nil {
@@ -57,7 +58,35 @@ func FuzzCheck(f *testing.F) {
 		for _, b := range checkFindings(cmd, v1) {
 			t.Errorf("Check(%q): %s", cmd, b)
 		}
+		for _, w := range wrappings(cmd) {
+			got := safety.Check(w.cmd, ctx).Decision
+			if v1.Decision != safety.Allow && got == safety.Allow {
+				t.Errorf("%s turns %s into allow: Check(%q) is %s, Check(%q) is allow", w.name, v1.Decision, cmd, v1.Decision, w.cmd)
+			}
+			if w.keepsDeny && v1.Decision == safety.Deny && got != safety.Deny {
+				t.Errorf("%s lowers deny: Check(%q) is deny, Check(%q) is %s", w.name, cmd, w.cmd, got)
+			}
+		}
 	})
+}
+
+// wrapping is cmd placed inside a construct that runs it unchanged.
+type wrapping struct {
+	name, cmd string
+	keepsDeny bool // the construct cannot change how cmd parses, so a deny must stay deny
+}
+
+// wrappings returns cmd after a harmless statement, after an and-list, and as a literal
+// bash -c script: constructs that run cmd unchanged and close nothing after it (a closing
+// "}" or "fi" could be swallowed by an open here-document or a trailing backslash in cmd).
+// Wrapping a command never makes it safer, so none of them may be allowed when cmd is not,
+// and the two lists must keep a deny.
+func wrappings(cmd string) []wrapping {
+	return []wrapping{
+		{"a preceding statement", "true; " + cmd, true},
+		{"an and-list", "true && " + cmd, true},
+		{"bash -c", "bash -c '" + strings.ReplaceAll(cmd, "'", `'\''`) + "'", false},
+	}
 }
 
 // sharedCases returns the team's shared cases (shellsafety.jsonl in the shared folder), or
