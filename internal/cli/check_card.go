@@ -80,7 +80,7 @@ func writeCard(w io.Writer, command string, v safety.Verdict, p palette, width i
 				fmt.Fprintf(&b, "    %s\n", wl)
 			}
 		}
-		lineNo, src, carets := caretLines(command, f.Offset, len(f.Command))
+		lineNo, src, carets := caretLines(command, f.Offset, len(f.Command), width-8)
 		num := fmt.Sprintf("%d", lineNo)
 		fmt.Fprintf(&b, "    %s | %s\n", p.paint(ansiDim, num), src)
 		fmt.Fprintf(&b, "    %s | %s\n", strings.Repeat(" ", len(num)), p.paint(ansiBold+ansiRed, carets))
@@ -92,8 +92,10 @@ func writeCard(w io.Writer, command string, v safety.Verdict, p palette, width i
 // caretLines returns the 1-based number of the line of command that holds byte offset
 // off, that line shown with visible escapes, and a caret line marking n bytes from off
 // (at least one caret; cut at the end of the line). An offset outside the command marks
-// the end of the last line.
-func caretLines(command string, off, n int) (lineNo int, src, carets string) {
+// the end of the last line. When the shown line is wider than maxCols runes (and maxCols is
+// positive), only a window of maxCols runes around the start of the mark is shown, with "…"
+// where the line was cut.
+func caretLines(command string, off, n, maxCols int) (lineNo int, src, carets string) {
 	if off < 0 || off > len(command) {
 		off = len(command)
 	}
@@ -107,12 +109,31 @@ func caretLines(command string, off, n int) (lineNo int, src, carets string) {
 	if stop > end {
 		stop = end
 	}
-	pre, mark := visible(command[start:off]), visible(command[off:stop])
-	width := utf8.RuneCountInString(mark)
-	if width == 0 {
-		width = 1
+	pre := []rune(visible(command[start:off]))
+	mark := []rune(visible(command[off:stop]))
+	line := append(append(pre[:len(pre):len(pre)], mark...), []rune(visible(command[stop:end]))...)
+	cs, ce := len(pre), len(pre)+max(len(mark), 1)
+	a, b := 0, len(line)
+	if maxCols > 0 && len(line) > maxCols {
+		a = max(cs-maxCols/4, 0)
+		b = a + maxCols
+		if b > len(line) {
+			b = len(line)
+			a = max(b-maxCols, 0)
+		}
 	}
-	return lineNo, visible(command[start:end]), strings.Repeat(" ", utf8.RuneCountInString(pre)) + strings.Repeat("^", width)
+	var sb strings.Builder
+	lead := 0
+	if a > 0 {
+		sb.WriteString("…")
+		lead = 1
+	}
+	sb.WriteString(string(line[a:b]))
+	if b < len(line) {
+		sb.WriteString("…")
+	}
+	width := max(min(ce, max(b, cs+1))-cs, 1)
+	return lineNo, sb.String(), strings.Repeat(" ", lead+cs-a) + strings.Repeat("^", width)
 }
 
 // visible returns s with every byte or rune that a terminal would not show as itself

@@ -59,21 +59,24 @@ func TestCaretLines(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		command         string
-		off, n          int
+		off, n, cols    int
 		line            int
 		src, wantCarets string
 	}{
-		{"whole", "rm -rf /", 0, 8, 1, "rm -rf /", "^^^^^^^^"},
-		{"second statement", "echo ok; rm -rf /", 9, 8, 1, "echo ok; rm -rf /", "         ^^^^^^^^"},
-		{"second line", "echo control\nrm -rf /var", 13, 11, 2, "rm -rf /var", "^^^^^^^^^^^"},
-		{"cut at line end", "bash <<EOF\nrm -rf /\nEOF", 0, 25, 1, "bash <<EOF", "^^^^^^^^^^"},
-		{"empty command text", "ls", 1, 0, 1, "ls", " ^"},
-		{"offset past end", "ls", 9, 3, 1, "ls", "  ^"},
-		{"escapes keep columns", "a\tb\rc; rm x", 7, 4, 1, `a\tb\rc; rm x`, "         ^^^^"},
-		{"bidi override", "echo \u202ehi; rm x", 12, 4, 1, `echo \u202ehi; rm x`, "               ^^^^"},
+		{"whole", "rm -rf /", 0, 8, 0, 1, "rm -rf /", "^^^^^^^^"},
+		{"second statement", "echo ok; rm -rf /", 9, 8, 0, 1, "echo ok; rm -rf /", "         ^^^^^^^^"},
+		{"second line", "echo control\nrm -rf /var", 13, 11, 0, 2, "rm -rf /var", "^^^^^^^^^^^"},
+		{"cut at line end", "bash <<EOF\nrm -rf /\nEOF", 0, 25, 0, 1, "bash <<EOF", "^^^^^^^^^^"},
+		{"empty command text", "ls", 1, 0, 0, 1, "ls", " ^"},
+		{"offset past end", "ls", 9, 3, 0, 1, "ls", "  ^"},
+		{"escapes keep columns", "a\tb\rc; rm x", 7, 4, 0, 1, `a\tb\rc; rm x`, "         ^^^^"},
+		{"window at the start", "ls " + strings.Repeat("a", 100), 0, 2, 20, 1, "ls " + strings.Repeat("a", 17) + "…", "^^"},
+		{"window in the middle", strings.Repeat("a", 50) + "; rm x; " + strings.Repeat("b", 50), 52, 4, 20, 1, "…aaa; rm x; bbbbbbbbb…", "      ^^^^"},
+		{"window at the end", strings.Repeat("a", 50) + "; rm x", 52, 4, 20, 1, "…" + strings.Repeat("a", 14) + "; rm x", strings.Repeat(" ", 17) + "^^^^"},
+		{"bidi override", "echo \u202ehi; rm x", 12, 4, 0, 1, `echo \u202ehi; rm x`, "               ^^^^"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			line, src, carets := caretLines(tc.command, tc.off, tc.n)
+			line, src, carets := caretLines(tc.command, tc.off, tc.n, tc.cols)
 			if line != tc.line || src != tc.src || carets != tc.wantCarets {
 				t.Errorf("caretLines(%q, %d, %d) =\n %d %q\n   %q\nwant\n %d %q\n   %q", tc.command, tc.off, tc.n, line, src, carets, tc.line, tc.src, tc.wantCarets)
 			}
