@@ -10,8 +10,25 @@ import (
 // what its redirections feed to its standard input.
 type callInfo struct {
 	pos, end int
-	in       *stdin
+	in       stdin
 }
+
+// newCall returns a callInfo from the analyzer's free list (so that judging allocates
+// little); release it with freeCall when the call is judged.
+func (a *analyzer) newCall(pos, end int) *callInfo {
+	var c *callInfo
+	if n := len(a.free); n > 0 {
+		c = a.free[n-1]
+		a.free = a.free[:n-1]
+		*c = callInfo{}
+	} else {
+		c = new(callInfo)
+	}
+	c.pos, c.end = pos, end
+	return c
+}
+
+func (a *analyzer) freeCall(c *callInfo) { a.free = append(a.free, c) }
 
 // find records a finding about the simple command c.
 func (a *analyzer) find(c *callInfo, id string, d Decision, detail string) {
@@ -23,18 +40,21 @@ type handler func(a *analyzer, argv []arg, c *callInfo) eff
 
 // call judges a simple command: its assignments, its words and then its argv.
 func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
-	c := &callInfo{pos: int(x.Pos().Offset()), end: int(x.End().Offset()), in: in}
+	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
+	defer a.freeCall(c)
+	c.in = *in
 	for _, as := range x.Assigns {
 		a.assign(as, c, len(x.Args) == 0)
 	}
 	if len(x.Args) == 0 {
 		return 0
 	}
-	var buf [8]arg
-	argv := buf[:0]
+	start := len(a.argStack)
 	for _, w := range x.Args {
-		argv = a.word(argv, w, false)
+		a.argStack = a.word(a.argStack, w, false)
 	}
+	argv := a.argStack[start:len(a.argStack):len(a.argStack)]
+	defer func() { a.argStack = a.argStack[:start] }()
 	if len(argv) == 0 || a.over {
 		return 0
 	}
@@ -55,6 +75,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	if as.Index != nil {
 		a.arith(as.Index)
 	}
+	var taint eff
 	if as.Value != nil {
 		var buf [2]arg
 		vs := a.word(buf[:0], as.Value, true)
@@ -62,6 +83,14 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 			val = vs[0].s
 		} else {
 			known = false
+		}
+		for _, v := range vs {
+			if v.net {
+				taint |= effFetch
+			}
+			if v.cred {
+				taint |= effCredRead
+			}
 		}
 	}
 	if as.Array != nil {
@@ -78,6 +107,12 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	}
 	name := as.Name.Value
 	a.envName(name, c)
+	if bare && (taint != 0 || a.taint[name] != 0) {
+		if a.taint == nil {
+			a.taint = map[string]eff{}
+		}
+		a.taint[name] = taint
+	}
 	if bare {
 		if a.vars == nil {
 			a.vars = map[string]string{}
@@ -103,7 +138,8 @@ func (a *analyzer) envName(name string, c *callInfo) {
 
 // decl judges declare, typeset, export, local, readonly and nameref.
 func (a *analyzer) decl(x *syntax.DeclClause) {
-	c := &callInfo{pos: int(x.Pos().Offset()), end: int(x.End().Offset()), in: &stdin{}}
+	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
+	defer a.freeCall(c)
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
 			var buf [2]arg
@@ -114,6 +150,7 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 				} else if k, _, ok := strings.Cut(v.s, "="); ok {
 					a.envName(k, c)
 				}
+				a.subscriptCode(v, c)
 			}
 			continue
 		}
@@ -243,8 +280,16 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
 	for _, x := range argv[1:] {
+		if x.cred && e&effNetwork != 0 {
+			a.find(c, "exfil.credential", Deny, "A credential file's content is an argument of a network command")
+			break
+		}
 		if a.credentialArg(x) {
-			a.find(c, "credential.read", Ask, "The command reads a credential file")
+			if e&effNetwork != 0 && argv[0].s != "ssh" && argv[0].s != "scp" && argv[0].s != "rsync" && argv[0].s != "sftp" {
+				a.find(c, "exfil.credential", Deny, "A network command is given a credential file")
+			} else {
+				a.find(c, "credential.read", Ask, "The command reads a credential file")
+			}
 			e |= effCredRead
 			break
 		}
@@ -264,10 +309,11 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	}
 	if a0.dyn || a0.proc || a0.glob {
 		a.find(c, "dynamic.command", Ask, "")
-		if a0.alt != "" {
-			// Judge the default as well: ${X:-rm} runs rm when X is unset.
-			alt := append([]arg{lit(a0.alt)}, argv[1:]...)
-			a.judgeProgram(alt, c)
+		if a0.w != nil {
+			if alt := defaultWord(a0.w); alt != "" {
+				// Judge the default as well: ${X:-rm} runs rm when X is unset.
+				a.judgeProgram(append([]arg{lit(alt)}, argv[1:]...), c)
+			}
 		}
 		return effShellStdin
 	}
@@ -278,7 +324,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		if !systemBinDir(name[:i]) {
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
-			return effShellStdin
+			return 0
 		}
 		name = name[i+1:]
 	}
@@ -293,7 +339,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	h := lookup(name)
 	if h == nil {
 		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
-		return effShellStdin
+		return 0
 	}
 	return h(a, argv, c)
 }
@@ -350,7 +396,8 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 		a.add("parse.differential", Deny, off, off, why+" (in a nested script)")
 	}
 	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
-	a.vars, a.funcs, a.fstk, a.pipe = nil, nil, nil, false
+	a.vars, a.funcs, a.fstk, a.pipe = a.params, nil, nil, false
+	a.params = nil
 	e := a.script(text, d)
 	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
 	a.src = saved

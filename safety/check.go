@@ -19,9 +19,15 @@ const (
 	maxBraceFields = 256      // fields one word may expand to by brace expansion
 )
 
+// pooledParser is a parser with the reader it parses from, reused between calls.
+type pooledParser struct {
+	p *syntax.Parser
+	r strings.Reader
+}
+
 var parserPools = [2]sync.Pool{
-	{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }},
-	{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangPOSIX)) }},
+	{New: func() any { return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash))} }},
+	{New: func() any { return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangPOSIX))} }},
 }
 
 // parse parses src in dialect d with a pooled parser.
@@ -30,9 +36,11 @@ func parse(src string, d Dialect) (*syntax.File, error) {
 	if d == POSIX {
 		i = 1
 	}
-	p := parserPools[i].Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	parserPools[i].Put(p)
+	pp := parserPools[i].Get().(*pooledParser)
+	pp.r.Reset(src)
+	f, err := pp.p.Parse(&pp.r, "")
+	pp.r.Reset("")
+	parserPools[i].Put(pp)
 	return f, err
 }
 
@@ -47,11 +55,18 @@ func Check(command string, ctx Context) (v Verdict) {
 		}
 	}()
 	ctx = normalize(ctx)
-	a := &analyzer{ctx: ctx, top: command, cwd: ctx.Cwd}
+	a := analyzers.Get().(*analyzer)
+	*a = analyzer{ctx: ctx, top: command, cwd: ctx.Cwd, argStack: a.argStack[:0], free: a.free}
 	a.src = source{text: command, base: 0}
 	a.run(command, ctx.Dialect)
-	return a.verdict()
+	v = a.verdict()
+	a.findings = nil
+	analyzers.Put(a)
+	return v
 }
+
+// analyzers pools analyzer values so that their buffers are reused between calls.
+var analyzers = sync.Pool{New: func() any { return new(analyzer) }}
 
 // normalize cleans the context's paths and fills Cwd from Workspace.
 func normalize(ctx Context) Context {
@@ -188,7 +203,7 @@ func invisible(r rune) bool {
 	case r >= 0x200B && r <= 0x200F, r >= 0x202A && r <= 0x202E, r >= 0x2060 && r <= 0x2064,
 		r >= 0x2066 && r <= 0x2069, r == 0xFEFF, r == 0x00AD, r >= 0xE0000 && r <= 0xE007F,
 		r == 0x180E, r == 0x061C, r >= 0xFFF9 && r <= 0xFFFB, r == 0x2028, r == 0x2029,
-		r == 0x0085, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x034F,
+		r >= 0x0080 && r <= 0x009F, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0, r == 0x034F,
 		r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
 		return true
 	}

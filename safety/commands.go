@@ -79,7 +79,6 @@ func init() {
 	register(hNetworkLookup, "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
 	register(hWait, "sleep", "wait")
 	register(hCd, "cd", "pushd", "popd")
-	register(hRead, "read", "mapfile", "readarray")
 
 	register(hRm, "rm", "unlink", "rmdir", "shred", "srm", "trash", "trash-put", "gio-trash")
 	register(hTouch, "touch", "mkdir", "mkfifo", "mknod")
@@ -106,7 +105,6 @@ func init() {
 	register(hBase64, "base32", "basenc", "uudecode", "openssl")
 	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo")
 	register(hMktemp, "mktemp")
-	register(hTest, "test", "[")
 
 	register(hCurl, "curl")
 	register(hWget, "wget", "wget2")
@@ -161,6 +159,7 @@ func init() {
 	register(hGofmt, "gofmt", "goimports", "rustfmt", "clang-format", "shfmt")
 	register(hOpen, "open", "xdg-open", "gio", "start", "explorer", "wslview", "sensible-browser", "x-www-browser", "firefox", "chromium", "google-chrome")
 	register(hTmux, "tmux", "screen", "zellij", "byobu")
+	registerBuiltins()
 }
 
 // hWait: sleep and wait only pass time.
@@ -187,44 +186,58 @@ func onlyVersion(argv []arg) bool {
 	return false
 }
 
-// hCd follows the working directory through cd, pushd and popd.
+// hCd follows the working directory through cd, pushd and popd (with OLDPWD for "cd -"
+// and the directory stack for pushd and popd).
 func hCd(a *analyzer, argv []arg, c *callInfo) eff {
 	name := argv[0].s
 	ops := argv[1:]
-	for len(ops) > 0 && strings.HasPrefix(ops[0].s, "-") && len(ops[0].s) > 1 && ops[0].s != "--" {
+	for len(ops) > 0 && len(ops[0].s) > 1 && ops[0].s[0] == '-' && ops[0].s != "--" && !ops[0].dyn {
 		ops = ops[1:]
 	}
 	if len(ops) > 0 && ops[0].s == "--" {
 		ops = ops[1:]
 	}
-	if name == "popd" || len(ops) > 0 && (ops[0].s == "-" || strings.HasPrefix(ops[0].s, "+") || strings.HasPrefix(ops[0].s, "-")) {
-		a.cwd = ""
-		return 0
-	}
-	if len(ops) == 0 {
-		if name == "cd" && a.ctx.Home != "" && !a.homeChanged() {
-			a.cwd = a.ctx.Home
+	prev := a.cwd
+	switch {
+	case name == "popd":
+		if n := len(a.dirs); n > 0 && len(ops) == 0 {
+			a.cwd, a.dirs = a.dirs[n-1], a.dirs[:n-1]
+		} else {
+			a.cwd = ""
+		}
+	case name == "pushd" && len(ops) == 0:
+		if n := len(a.dirs); n > 0 {
+			a.cwd, a.dirs[n-1] = a.dirs[n-1], a.cwd
 		} else {
 			a.cwd = ""
 		}
 		return 0
-	}
-	p, ok := a.resolve(ops[0])
-	if !ok || strings.Contains(p, dyn) || ops[0].glob {
+	case len(ops) > 0 && ops[0].s == "-":
+		a.cwd = a.oldpwd
+		if a.oldpwd == "" && !a.oldSet {
+			a.cwd = prev // OLDPWD is not set: cd - fails and stays
+		}
+	case len(ops) > 0 && (strings.HasPrefix(ops[0].s, "+") || strings.HasPrefix(ops[0].s, "-")):
 		a.cwd = ""
-		return 0
-	}
-	a.cwd = p
-	return 0
-}
-
-// hRead: read assigns variables from input.
-func hRead(a *analyzer, argv []arg, c *callInfo) eff {
-	for _, x := range argv[1:] {
-		if !strings.HasPrefix(x.s, "-") && !x.dyn {
-			a.forget(x.s)
+	case len(ops) == 0:
+		a.cwd = ""
+		if h, ok := a.vars["HOME"]; ok && !strings.Contains(h, dyn) {
+			a.cwd = h
+		} else if !ok {
+			a.cwd = a.ctx.Home
+		}
+	default:
+		p, ok := a.resolve(ops[0])
+		if !ok || strings.Contains(p, dyn) || ops[0].glob {
+			a.cwd = ""
+		} else {
+			a.cwd = p
 		}
 	}
+	if name == "pushd" {
+		a.dirs = append(a.dirs, prev)
+	}
+	a.oldpwd, a.oldSet = prev, true
 	return 0
 }
 
@@ -250,6 +263,9 @@ func (a *analyzer) destroy(x arg, fam string, c *callInfo) bool {
 	p, ok := a.resolve(x)
 	if !ok {
 		return false
+	}
+	if !x.glob && !strings.Contains(p, dyn) && strings.HasSuffix(p, "*") {
+		return false // a file literally named *
 	}
 	id := a.critical(p)
 	if id == "" {
@@ -280,6 +296,10 @@ func hRm(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	p := parseArgs(argv, sp)
 	rec := p.has("r", "R", "--recursive") || argv[0].s == "shred" || argv[0].s == "srm"
+	if argv[0].s == "rmdir" || argv[0].s == "unlink" {
+		a.writes(p.ops, c)
+		return 0
+	}
 	fam := "rm"
 	if argv[0].s == "shred" {
 		fam = "shred"
@@ -567,9 +587,6 @@ func hMktemp(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	return 0
 }
-
-// hTest: test and [ only read.
-func hTest(a *analyzer, argv []arg, c *callInfo) eff { return 0 }
 
 // hDate: date -s/--set or a MMDDhhmm operand sets the clock.
 func hDate(a *analyzer, argv []arg, c *callInfo) eff {

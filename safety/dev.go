@@ -12,6 +12,7 @@ func interp(inline, argOpts, mod string) handler {
 		if onlyVersion(argv) {
 			return 0
 		}
+		a.inPlace(argv, c)
 		for i := 1; i < len(argv); i++ {
 			x := argv[i]
 			s := x.s
@@ -56,6 +57,40 @@ func interp(inline, argOpts, mod string) handler {
 			}
 		}
 		return a.stdinCode(c, Bash, false)
+	}
+}
+
+// inPlace judges perl -i and ruby -i: the operands after the script are written.
+func (a *analyzer) inPlace(argv []arg, c *callInfo) {
+	name := argv[0].s
+	if name != "perl" && name != "ruby" {
+		return
+	}
+	inplace, script := false, false
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		if len(s) > 1 && s[0] == '-' && !strings.HasPrefix(s, "--") {
+			for j := 1; j < len(s); j++ {
+				switch s[j] {
+				case 'i':
+					inplace = true
+				case 'e', 'E':
+					if j+1 == len(s) {
+						i++
+					}
+					script = true
+					j = len(s)
+				}
+			}
+			continue
+		}
+		if !script {
+			script = true
+			continue
+		}
+		if inplace {
+			a.writeTarget(argv[i], "write", c.pos, c.end)
+		}
 	}
 }
 

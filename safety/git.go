@@ -12,14 +12,14 @@ func gitExecKey(k string) bool {
 		"core.askpass", "core.gitproxy", "core.alternaterefscommand", "core.worktree",
 		"diff.external", "credential.helper", "gpg.program", "sequence.editor",
 		"uploadpack.packobjectshook", "include.path", "sendemail.smtpserver",
-		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd", "merge.tool",
-		"diff.tool", "ssh.variant", "safe.directory", "protocol.allow", "http.proxy":
+		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd",
+		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy":
 		return true
 	}
 	parts := strings.Split(k, ".")
 	first, last := parts[0], parts[len(parts)-1]
 	switch first {
-	case "alias", "pager", "includeif", "filter", "guitool":
+	case "pager", "includeif", "filter", "guitool":
 		return true
 	case "diff":
 		return last == "textconv" || last == "command" || last == "external"
@@ -43,6 +43,16 @@ func gitExecKey(k string) bool {
 		return false
 	}
 	return false
+}
+
+// gitExecSetting reports whether setting key to value can make Git run a program: an
+// exec key (gitExecKey), or an alias whose value starts with "!" (a shell command).
+func gitExecSetting(key, value string, dynValue bool) bool {
+	if strings.HasPrefix(strings.ToLower(key), "alias.") {
+		v := strings.TrimSpace(value)
+		return dynValue || strings.HasPrefix(v, "!")
+	}
+	return gitExecKey(key)
 }
 
 // gitGlobal lists git's global options that take an argument.
@@ -78,8 +88,8 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 				a.cwd = ""
 			}
 		case "-c":
-			k, _, _ := strings.Cut(v.s, "=")
-			if v.dyn || gitExecKey(k) {
+			k, val, _ := strings.Cut(v.s, "=")
+			if strings.HasPrefix(v.s, dyn) || gitExecSetting(k, val, v.dyn) {
 				a.find(c, "git.config-exec", Deny, "git -c "+display(k))
 			}
 		case "--config-env":
@@ -104,12 +114,21 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	if i >= len(argv) {
 		return 0
 	}
+	if w := a.ctx.Workspace; w != "" && a.ctx.Role != RoleRoot && (a.cwd == "" || !within(a.cwd, w)) {
+		a.find(c, "git.repo-override", Ask, "Git runs in a directory outside the workspace, whose repository configuration can run programs")
+	}
 	sub := argv[i]
 	if sub.dyn {
 		a.find(c, "dynamic.command", Ask, "The git subcommand is only known at run time")
 		return 0
 	}
 	args := argv[i:]
+	for _, x := range args[1:] {
+		if strings.HasPrefix(x.s, "--upload-pack") || strings.HasPrefix(x.s, "--receive-pack") || (x.s == "--exec" || strings.HasPrefix(x.s, "--exec=")) && sub.s != "rebase" {
+			a.find(c, "git.config-exec", Deny, "git "+sub.s+" "+x.s+" runs a program")
+			return 0
+		}
+	}
 	switch sub.s {
 	case "status", "blame", "annotate", "shortlog", "describe", "rev-parse", "rev-list",
 		"ls-files", "ls-tree", "cat-file", "whatchanged", "show-ref", "for-each-ref",
@@ -135,6 +154,14 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	case "worktree":
 		if len(args) > 1 && args[1].s == "list" {
 			return 0
+		}
+		if len(args) > 2 && args[1].s == "add" {
+			for _, x := range args[2:] {
+				if !strings.HasPrefix(x.s, "-") {
+					a.writeTarget(x, "write", c.pos, c.end)
+					break
+				}
+			}
 		}
 	case "reflog":
 		if len(args) == 1 || args[1].s == "show" || strings.HasPrefix(args[1].s, "-") && args[1].s != "--delete" || !isGitReflogVerb(args[1].s) {
@@ -183,8 +210,8 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 				case "-b", "--branch", "-o", "--origin", "--depth", "--reference", "--separate-git-dir", "-j", "--jobs", "--filter", "--template", "-u", "--upload-pack", "-c", "--config", "--shallow-since", "--shallow-exclude", "--bundle-uri", "--server-option", "--ref-format":
 					if s == "-c" || s == "--config" || s == "-u" || s == "--upload-pack" || s == "--template" {
 						if j+1 < len(args) {
-							k, _, _ := strings.Cut(args[j+1].s, "=")
-							if s == "-u" || s == "--upload-pack" || s == "--template" || gitExecKey(k) {
+							k, val, _ := strings.Cut(args[j+1].s, "=")
+							if s == "-u" || s == "--upload-pack" || s == "--template" || gitExecSetting(k, val, args[j+1].dyn) {
 								a.find(c, "git.config-exec", Deny, "git clone "+s)
 							}
 						}
@@ -202,7 +229,19 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
 		}
 		return effNetwork
-	case "difftool", "mergetool", "instaweb", "filter-branch", "filter-repo", "daemon", "send-email", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
+	case "difftool", "filter-branch":
+		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs programs")
+		for j := 1; j < len(args); j++ {
+			s := args[j].s
+			if j+1 < len(args) && (s == "-x" || s == "--extcmd" || strings.HasSuffix(s, "-filter") && strings.HasPrefix(s, "--") || s == "--setup") {
+				a.nested(args[j+1], POSIX, c)
+				j++
+			} else if strings.HasPrefix(s, "--extcmd=") {
+				a.nested(subArg(args[j], s[len("--extcmd="):]), POSIX, c)
+			}
+		}
+		return 0
+	case "mergetool", "instaweb", "filter-repo", "daemon", "send-email", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
 		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs configured programs or talks to other systems")
 		return 0
 	case "archive", "format-patch", "bundle", "bugreport", "diagnose":
@@ -308,7 +347,7 @@ func (a *analyzer) gitList(args []arg, c *callInfo, listOpts []string) eff {
 // denied; other sets ask; --file writes another file.
 func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 	var ops []arg
-	get := false
+	get, verb := false, false
 	for j := 1; j < len(args); j++ {
 		s := args[j].s
 		switch {
@@ -338,13 +377,26 @@ func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 				a.find(c, "git.config-exec", Deny, "git config edit opens an editor on the configuration")
 				return 0
 			}
+			if ops[0].s == "unset" || ops[0].s == "remove-section" {
+				a.find(c, "git.config-set", Ask, "")
+				return 0
+			}
 			ops = ops[1:]
+			verb = true
 		}
 	}
-	if get || len(ops) <= 1 && !hasOpt(args, "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section") {
+	if hasOpt(args, "--unset", "--unset-all", "--remove-section") {
+		a.find(c, "git.config-set", Ask, "")
 		return 0
 	}
-	if len(ops) > 0 && (ops[0].dyn || gitExecKey(ops[0].s)) {
+	if get || !verb && len(ops) <= 1 && !hasOpt(args, "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section") {
+		return 0
+	}
+	val, valDyn := "", false
+	if len(ops) > 1 {
+		val, valDyn = ops[1].s, ops[1].dyn
+	}
+	if len(ops) > 0 && (ops[0].dyn || gitExecSetting(ops[0].s, val, valDyn)) {
 		a.find(c, "git.config-exec", Deny, "git config "+display(ops[0].s))
 		return 0
 	}

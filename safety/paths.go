@@ -88,6 +88,9 @@ func compMatch(c, want string) bool {
 	if !hasWild(lc) {
 		return lc == want
 	}
+	if strings.HasPrefix(want, ".") && !strings.HasPrefix(lc, ".") {
+		return false // a glob matches a leading dot only explicitly (dotglob is off)
+	}
 	ok, err := path.Match(lc, want)
 	return ok || err != nil
 }
@@ -188,7 +191,7 @@ func (a *analyzer) classify(p string) pathClass {
 		return pcWorkspace
 	}
 	for _, t := range tmpDirs {
-		if within(p, t) && p != t {
+		if within(p, t) {
 			return pcTmp
 		}
 	}
@@ -417,6 +420,9 @@ func (a *analyzer) isCredential(p string) bool {
 	if credentialNames[last] {
 		return true
 	}
+	if comps[0] == "proc" && (last == "environ" || last == "mem") {
+		return true // another process's environment or memory
+	}
 	switch path.Ext(last) {
 	case ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore":
 		return true
@@ -428,6 +434,11 @@ func (a *analyzer) isCredential(p string) bool {
 		rel := splitPath(p[len(home):])
 		for _, pat := range credentialHome {
 			if underPattern(rel, pat) {
+				return true
+			}
+			// A directory that holds a store (~/.docker, ~/.config): reading it recursively
+			// reads the store.
+			if len(rel) > 0 && len(rel) < len(pat) && underPattern(pat[:len(rel)], rel) {
 				return true
 			}
 		}

@@ -73,16 +73,16 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, _ := de.Position()
-			return nil, &PolicyError{Line: row, Reason: de.Error()}
-		}
 		var se *toml.StrictMissingError
 		if errors.As(err, &se) && len(se.Errors) > 0 {
 			row, _ := se.Errors[0].Position()
 			keys := se.Errors[0].Key()
 			return nil, &PolicyError{Line: row, Reason: "unknown key " + strings.Join(keys, ".")}
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, _ := de.Position()
+			return nil, &PolicyError{Line: row, Reason: de.Error()}
 		}
 		return nil, &PolicyError{Reason: err.Error()}
 	}
@@ -224,7 +224,8 @@ func (a *analyzer) applyPolicy(argv []arg, c *callInfo, start int) {
 func (f Finding) lowerable() bool {
 	switch {
 	case strings.HasPrefix(f.Rule, "parse."), strings.HasPrefix(f.Rule, "budget."),
-		strings.HasPrefix(f.Rule, "dynamic."), strings.HasPrefix(f.Rule, "internal."):
+		strings.HasPrefix(f.Rule, "dynamic."), strings.HasPrefix(f.Rule, "internal."),
+		strings.HasSuffix(f.Rule, ".dynamic-path"):
 		return false
 	}
 	return true

@@ -12,7 +12,7 @@ func hFormat(a *analyzer, argv []arg, c *callInfo) eff {
 	for _, x := range argv[1:] {
 		s := x.s
 		switch {
-		case s == "-l" || s == "--list" || s == "print" || s == "-p" && name == "gdisk" || s == "--help" || s == "-V" || s == "--version" || s == "-I" && name == "hdparm" || s == "list" || s == "status" || s == "info" || s == "show" || s == "scan" || s == "--dump" || s == "-d" && name == "sfdisk" || s == "-N" && name == "dumpe2fs":
+		case s == "-h" || s == "-L" && name == "sgdisk" || s == "-l" || s == "--list" || s == "print" || s == "-p" && name == "gdisk" || s == "--help" || s == "-V" || s == "--version" || s == "-I" && name == "hdparm" || s == "list" || s == "status" || s == "info" || s == "show" || s == "scan" || s == "--dump" || s == "-d" && name == "sfdisk" || s == "-N" && name == "dumpe2fs":
 			if !strings.HasPrefix(name, "mkfs") && name != "wipefs" && name != "mkswap" && name != "blkdiscard" && name != "mke2fs" {
 				return 0
 			}

@@ -41,12 +41,20 @@ type analyzer struct {
 	shells int
 	over   bool // budget exceeded: stop judging (a deny finding is already recorded)
 
-	cwd   string            // working directory; "" when unknown
-	vars  map[string]string // shell variables assigned literally in this command
-	funcs map[string]bool   // functions defined in this command
-	fstk  []string          // functions whose bodies are being judged
-	pipe  bool              // judging a stage of a pipeline with more than one stage
-	bg    bool              // judging a backgrounded statement
+	cwd    string            // working directory; "" when unknown
+	oldpwd string            // the previous working directory (cd -); "" when unknown
+	oldSet bool              // OLDPWD has been set by a cd in this command
+	dirs   []string          // the pushd directory stack
+	params map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
+	taint  map[string]eff    // variables holding downloaded, decoded or credential content
+	vars   map[string]string // shell variables assigned literally in this command
+	funcs  map[string]bool   // functions defined in this command
+	fstk   []string          // functions whose bodies are being judged
+	pipe   bool              // judging a stage of a pipeline with more than one stage
+	bg     bool              // judging a backgrounded statement
+
+	argStack []arg       // argv of the simple commands being judged, as a stack
+	free     []*callInfo // callInfo values to reuse
 }
 
 // tick counts one node against the budget and reports whether judging may go on.
@@ -104,6 +112,9 @@ func (a *analyzer) addAt(id string, d Decision, off int, cmd, detail string) {
 			msg = detail
 		}
 	}
+	if a.findings == nil {
+		a.findings = make([]Finding, 0, 2)
+	}
 	a.findings = append(a.findings, Finding{Rule: id, Decision: d, Command: cmd, Offset: off, Message: msg})
 }
 
@@ -121,12 +132,13 @@ func (a *analyzer) stmts(list []*syntax.Stmt) eff {
 
 // sub judges statements in a subshell: changes of directory and variables stay inside.
 func (a *analyzer) sub(list []*syntax.Stmt) eff {
-	cwd, vars := a.cwd, a.vars
+	cwd, old, oldSet, dirs, vars := a.cwd, a.oldpwd, a.oldSet, a.dirs, a.vars
 	if vars != nil {
 		a.vars = copyVars(vars)
 	}
+	a.dirs = append([]string(nil), dirs...)
 	e := a.stmts(list)
-	a.cwd, a.vars = cwd, vars
+	a.cwd, a.oldpwd, a.oldSet, a.dirs, a.vars = cwd, old, oldSet, dirs, vars
 	return e
 }
 
@@ -235,9 +247,18 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		a.decl(x)
 		return 0
 	case *syntax.LetClause:
+		c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
 		for _, ex := range x.Exprs {
+			if w, ok := ex.(*syntax.Word); ok {
+				var buf [2]arg
+				for _, v := range a.word(buf[:0], w, false) {
+					a.subscriptCode(v, c)
+				}
+				continue
+			}
 			a.arith(ex)
 		}
+		a.freeCall(c)
 		return 0
 	case *syntax.TimeClause:
 		if x.Stmt == nil {
@@ -380,6 +401,15 @@ func (a *analyzer) test(x syntax.TestExpr) {
 		a.test(n.X)
 		a.test(n.Y)
 	case *syntax.UnaryTest:
+		if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet {
+			c := a.newCall(int(n.Pos().Offset()), int(n.End().Offset()))
+			var buf [2]arg
+			for _, v := range a.word(buf[:0], w, false) {
+				a.subscriptCode(v, c)
+			}
+			a.freeCall(c)
+			return
+		}
 		a.test(n.X)
 	case *syntax.ParenTest:
 		a.test(n.X)

@@ -20,8 +20,8 @@ type arg struct {
 	glob bool         // s contains an unquoted glob character
 	net  bool         // a substitution in the word produces downloaded or decoded content
 	proc bool         // the word is a process substitution
-	alt  string       // for ${X:-word}: the literal word used when X is unset or empty
 	sub  bool         // the value comes (in part) from a command substitution
+	cred bool         // a substitution in the word outputs a credential file
 	w    *syntax.Word // the source word; nil for synthesized arguments
 }
 
@@ -72,7 +72,7 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 		e.vals = out
 	}
 	for _, v := range e.vals {
-		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, alt: defaultWord(w), sub: e.sub})
+		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, sub: e.sub, cred: e.cred})
 	}
 	return dst
 }
@@ -107,11 +107,14 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 		return "", false
 	}
 	call, ok := stmts[0].Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Assigns) > 0 || len(call.Args) < 2 {
+	if !ok || len(call.Assigns) > 0 || len(call.Args) < 1 {
 		return "", false
 	}
 	name := call.Args[0].Lit()
-	if name != "echo" && name != "printf" {
+	if name == "pwd" && len(call.Args) == 1 && a.cwd != "" {
+		return a.cwd, true
+	}
+	if name != "echo" && name != "printf" || len(call.Args) < 2 {
 		return "", false
 	}
 	var parts []string
@@ -140,6 +143,7 @@ type wordEval struct {
 	proc   bool
 	split  bool // an unquoted known value holds blanks
 	sub    bool // a command substitution was resolved
+	cred   bool // a substitution outputs a credential file
 	assign bool
 }
 
@@ -168,6 +172,12 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		v := x.Value
 		if first && strings.HasPrefix(v, "~") {
 			v = e.tilde(v)
+		} else if first && !e.assign {
+			// bash expands ~ after the = of an argument that looks like an assignment
+			// (dd of=~/x), outside POSIX mode.
+			if i := strings.Index(v, "=~"); i > 0 && validName(v[:i]) && e.a.ctx.Dialect == Bash {
+				v = v[:i+1] + e.tilde(v[i+1:])
+			}
 		}
 		if e.assign {
 			v = e.tildeAfterColons(v)
@@ -186,6 +196,12 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 	case *syntax.DblQuoted:
 		e.parts(x.Parts, true, false)
 	case *syntax.ParamExp:
+		if x.Param != nil && a.taint != nil {
+			if t := a.taint[x.Param.Value]; t != 0 {
+				e.net = e.net || t&effFetch != 0
+				e.cred = e.cred || t&effCredRead != 0
+			}
+		}
 		v, ok := a.param(x)
 		if !ok {
 			e.dyn = true
@@ -211,8 +227,11 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		a.depth++
 		ef := a.sub(x.Stmts)
 		a.depth--
-		if ef&(effFetch|effDecode|effCredRead) != 0 {
+		if ef&(effFetch|effDecode) != 0 {
 			e.net = true
+		}
+		if ef&effCredRead != 0 {
+			e.cred = true
 		}
 		e.dyn = true
 		e.push(dyn)
@@ -224,8 +243,11 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		a.depth++
 		ef := a.sub(x.Stmts)
 		a.depth--
-		if ef&(effFetch|effDecode|effCredRead) != 0 {
+		if ef&(effFetch|effDecode) != 0 {
 			e.net = true
+		}
+		if ef&effCredRead != 0 {
+			e.cred = true
 		}
 		e.proc = true
 		e.push("/dev/fd/63")
@@ -335,7 +357,14 @@ func (e *wordEval) tilde(v string) string {
 	a := e.a
 	switch name {
 	case "":
-		if a.ctx.Home == "" || a.homeChanged() {
+		if h, ok := a.vars["HOME"]; ok {
+			if strings.Contains(h, dyn) {
+				e.dyn = true
+				return dyn + v[end:]
+			}
+			return h + v[end:]
+		}
+		if a.ctx.Home == "" {
 			e.dyn = true
 			return dyn + v[end:]
 		}
@@ -371,6 +400,17 @@ func (e *wordEval) tildeAfterColons(v string) string {
 		}
 	}
 	return strings.Join(parts, ":")
+}
+
+// validName reports whether s is a shell variable name.
+func validName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // homeChanged reports whether this command assigned HOME, so ~ no longer means ctx.Home.

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -196,7 +197,20 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 			a.find(c, "parse.error", Ask, "The shell's -c option has no script")
 			return 0
 		}
-		return a.nested(argv[i], d, c)
+		if i+1 < len(argv) {
+			// sh -c SCRIPT NAME ARG…: $0, $1 … of the script.
+			a.params = make(map[string]string, len(argv)-i-1)
+			for n, x := range argv[i+1:] {
+				v := x.s
+				if x.dyn {
+					v = dyn
+				}
+				a.params[strconv.Itoa(n)] = v
+			}
+		}
+		e := a.nested(argv[i], d, c)
+		a.params = nil
+		return e
 	}
 	if i < len(argv) && !stdinMode {
 		x := argv[i]
@@ -216,8 +230,8 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 // stdinCode judges a shell or interpreter that runs code from stdin: a literal here-document
 // or here-string is judged (for shells) and otherwise a person must approve.
 func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
-	in := c.in
-	if in != nil && in.hasInput {
+	in := &c.in
+	if in.hasInput {
 		if in.net {
 			a.find(c, "network.pipe-to-shell", Deny, "Downloaded or decoded content is fed to a shell or interpreter")
 			return effShellStdin
@@ -232,7 +246,7 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 		}
 	}
 	if shell {
-		if in == nil || !in.hasInput {
+		if !in.hasInput {
 			a.find(c, "exec.shell-stdin", Ask, "")
 		}
 	} else {
@@ -440,8 +454,13 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 				a.find(c, "dynamic.command", Ask, "env -S splits a string only known at run time")
 				return effShellStdin
 			}
+			words, ok := splitEnvString(o.val.s)
+			if !ok {
+				a.find(c, "parse.error", Ask, "env -S has an unclosed quote")
+				return 0
+			}
 			var split []arg
-			for _, f := range strings.Fields(o.val.s) {
+			for _, f := range words {
 				split = append(split, lit(f))
 			}
 			rest = append(split, rest...)
