@@ -157,11 +157,18 @@ func (rl *rawLine) sum(dst []byte) []byte {
 	return hex.AppendEncode(dst, h.Sum(s[:0]))
 }
 
-func isHex(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
+// hexDigit marks the lower-case hex digits, the only ones a record's hashes use.
+var hexDigit = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdef") {
+		t[c] = true
 	}
-	return true
+	return t
+}()
+
+func isHex(b []byte) bool {
+	ok := true
+	for _, c := range b {
+		ok = ok && hexDigit[c]
+	}
+	return ok
 }

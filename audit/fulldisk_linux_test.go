@@ -19,6 +19,18 @@ import (
 // work again once there is room.
 func TestFullDisk(t *testing.T) {
 	testenv.RequireRoot(t)
+	for _, tc := range []struct {
+		name     string
+		maxBytes int64
+	}{
+		{"appends", 256 << 10},
+		{"rotation on every other record", 2048}, // the disk fills in seals and rotate records too
+	} {
+		t.Run(tc.name, func(t *testing.T) { fullDisk(t, tc.maxBytes) })
+	}
+}
+
+func fullDisk(t *testing.T, maxBytes int64) {
 	mnt := t.TempDir()
 	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m,mode=0700"); err != nil {
 		testenv.Skip(t, "mount tmpfs: "+err.Error())
@@ -33,7 +45,7 @@ func TestFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(mnt, "audit")
-	l, err := Open(dir, Options{DisableJournal: true, SealEvery: 50, MaxFileBytes: 256 << 10})
+	l, err := Open(dir, Options{DisableJournal: true, SealEvery: 50, MaxFileBytes: maxBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

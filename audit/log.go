@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ type PermissionError struct {
 	Problem string
 }
 
+// Error returns "audit log: PATH PROBLEM".
 func (e *PermissionError) Error() string {
 	return fmt.Sprintf("audit log: %s %s", e.Path, e.Problem)
 }
@@ -96,10 +98,10 @@ type Log struct {
 	lock    *os.File
 	journal journalSink // nil when not configured
 
-	journalMu   sync.Mutex // guards journal sends and journalErrs; never held with mu
+	journalMu   sync.Mutex // guards journal sends and journalErrs; taken after mu (Close), never before
 	journalErrs int
 
-	// mu guards the fields below it. Lock order: syncMu before mu.
+	// mu guards the fields below it.
 	mu        sync.Mutex
 	f         *os.File
 	name      string // base name of the current file
@@ -115,10 +117,19 @@ type Log struct {
 	pendingSealIndex *uint64
 	closed           bool
 
-	// syncMu makes one goroutine at a time the fsync leader (group commit).
-	syncMu    sync.Mutex
+	// smu guards syncing; scond (on smu) is broadcast when an fsync ends. Lock order: smu
+	// is never held while taking mu.
+	smu       sync.Mutex
+	scond     *sync.Cond
+	syncing   bool          // a leader is fsyncing
 	syncedSeq atomic.Uint64 // every record up to this seq is on disk
+	fsyncs    atomic.Uint64 // fsyncs of record files, for the benchmarks
+	inflight  atomic.Int64  // appends between their start and their write
 }
+
+// commitDelay bounds how long an fsync leader waits for appends already under way to reach
+// the file, so that one fsync covers them too.
+const commitDelay = 100 * time.Microsecond
 
 // fileName returns the name of the file whose first record has sequence number seq.
 func fileName(seq uint64) string {
@@ -235,6 +246,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("audit log %s: %w", dir, err)
 	}
 	l := &Log{dir: dir, opts: opts, red: red, lock: lock}
+	l.scond = sync.NewCond(&l.smu)
 	if err := l.resume(); err != nil {
 		l.closeFiles()
 		return nil, fmt.Errorf("open audit log %s: %w", dir, err)
@@ -473,10 +485,12 @@ func (l *Log) Append(ctx context.Context, r *Record, durable bool) error {
 	rec.File, rec.PrunedThrough, rec.TornBytes, rec.SealIndex, rec.Seal = "", 0, 0, nil, ""
 	l.red.record(&rec)
 
+	l.inflight.Add(1)
 	l.mu.Lock()
 	lines, err := l.appendWithUpkeep(&rec)
 	seq := l.seq
 	l.mu.Unlock()
+	l.inflight.Add(-1)
 	if err != nil {
 		return err
 	}
@@ -569,6 +583,7 @@ func (l *Log) fsyncLocked() error {
 		l.broken = fmt.Errorf("%w: fsync %s: %w", ErrBroken, l.name, err)
 		return l.broken
 	}
+	l.fsyncs.Add(1)
 	l.markSynced(l.seq)
 	return nil
 }
@@ -616,16 +631,14 @@ func (l *Log) rotateLocked() ([][]byte, error) {
 			return lines, err
 		}
 	}
-	old := l.f
-	oldName := l.name
-	if err := l.newFile(); err != nil {
-		// Stay on the old file: nothing was written to a new one.
-		return lines, fmt.Errorf("audit rotate: %w", err)
-	}
-	old.Close()
+	old, oldName, oldSize, oldStart := l.f, l.name, l.size, l.fileStart
 	pruned, through, err := l.pruneCandidates()
 	if err != nil {
 		return lines, err
+	}
+	if err := l.newFile(); err != nil {
+		// Stay on the old file: nothing was written to a new one.
+		return lines, fmt.Errorf("audit rotate: %w", err)
 	}
 	rec := &Record{Kind: KindRotate, File: oldName, PrunedThrough: through}
 	if len(pruned) > 0 {
@@ -633,9 +646,25 @@ func (l *Log) rotateLocked() ([][]byte, error) {
 	}
 	line, err := l.appendLocked(rec)
 	if err != nil {
-		l.broken = fmt.Errorf("%w: first record of %s: %w", ErrBroken, l.name, err)
-		return lines, l.broken
+		if l.broken != nil {
+			return lines, err
+		}
+		// The write was cut back: drop the empty new file and stay on the old one, so that
+		// a full disk does not break the log.
+		newName := l.name
+		l.f.Close()
+		l.f, l.name, l.size, l.fileStart = old, oldName, oldSize, oldStart
+		if rerr := os.Remove(filepath.Join(l.dir, newName)); rerr != nil {
+			l.broken = fmt.Errorf("%w: %w (then remove %s: %w)", ErrBroken, err, newName, rerr)
+			return lines, l.broken
+		}
+		if rerr := syncDir(l.dir); rerr != nil {
+			l.broken = fmt.Errorf("%w: %w (then %w)", ErrBroken, err, rerr)
+			return lines, l.broken
+		}
+		return lines, fmt.Errorf("audit rotate: %w", err)
 	}
+	old.Close()
 	lines = append(lines, line)
 	if len(pruned) == 0 {
 		return lines, nil
@@ -653,8 +682,8 @@ func (l *Log) rotateLocked() ([][]byte, error) {
 	return lines, syncDir(l.dir)
 }
 
-// pruneCandidates returns the files retention removes now (oldest first, never the current
-// one) and the last seq they hold.
+// pruneCandidates returns the files retention removes at this rotation (oldest first, never
+// the current one) and the last seq they hold. It runs before the new file is created.
 func (l *Log) pruneCandidates() ([]string, uint64, error) {
 	if l.opts.KeepFiles == 0 && l.opts.KeepAge == 0 {
 		return nil, 0, nil
@@ -663,9 +692,11 @@ func (l *Log) pruneCandidates() ([]string, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	n := 0 // files[:n] are removed
-	if l.opts.KeepFiles > 0 && len(files) > l.opts.KeepFiles {
-		n = len(files) - l.opts.KeepFiles
+	// files are the existing ones, the current (last) included; the new file is not yet
+	// created but counts toward KeepFiles. files[:n] are removed, never the current one.
+	n := 0
+	if l.opts.KeepFiles > 0 && len(files)+1 > l.opts.KeepFiles {
+		n = len(files) + 1 - l.opts.KeepFiles
 	}
 	if l.opts.KeepAge > 0 {
 		cutoff := l.opts.Now().Add(-l.opts.KeepAge)
@@ -690,17 +721,35 @@ func (l *Log) pruneCandidates() ([]string, uint64, error) {
 	return names, files[n].first - 1, nil
 }
 
-// syncTo returns once every record up to seq is on disk. One caller at a time fsyncs; it
-// covers every record written before its fsync began, so the goroutines queued behind it
-// usually find their records already synced (group commit).
+// syncTo returns once every record up to seq is on disk (group commit). One caller at a
+// time is the leader and fsyncs; its fsync covers every record written before it began. The
+// others wait on a condition variable and are all woken when an fsync ends: they return when
+// it covered their record, or one of them leads the next fsync.
 func (l *Log) syncTo(seq, _ uint64) error {
 	if l.syncedSeq.Load() >= seq {
 		return nil
 	}
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.smu.Lock()
+	for l.syncing && l.syncedSeq.Load() < seq {
+		l.scond.Wait()
+	}
 	if l.syncedSeq.Load() >= seq {
+		l.smu.Unlock()
 		return nil
+	}
+	l.syncing = true
+	l.smu.Unlock()
+	defer func() {
+		l.smu.Lock()
+		l.syncing = false
+		l.scond.Broadcast()
+		l.smu.Unlock()
+	}()
+
+	// Let the appends already under way reach the file first, so that this fsync covers them
+	// too (at most commitDelay).
+	for deadline := time.Now().Add(commitDelay); l.inflight.Load() > 0 && time.Now().Before(deadline); {
+		runtime.Gosched()
 	}
 	l.mu.Lock()
 	f, target, broken, name := l.f, l.seq, l.broken, l.name
@@ -720,6 +769,7 @@ func (l *Log) syncTo(seq, _ uint64) error {
 		l.mu.Unlock()
 		return fmt.Errorf("audit append: %w", err)
 	}
+	l.fsyncs.Add(1)
 	l.markSynced(target)
 	return nil
 }
@@ -727,8 +777,18 @@ func (l *Log) syncTo(seq, _ uint64) error {
 // Close seals the chain (unless the last record is a seal), syncs and closes the log.
 // It returns the error that broke the log, if one did.
 func (l *Log) Close() error {
-	l.syncMu.Lock()
-	defer l.syncMu.Unlock()
+	l.smu.Lock()
+	for l.syncing {
+		l.scond.Wait()
+	}
+	l.syncing = true // no fsync leader from here on: the file is being closed
+	l.smu.Unlock()
+	defer func() {
+		l.smu.Lock()
+		l.syncing = false
+		l.scond.Broadcast()
+		l.smu.Unlock()
+	}()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {

@@ -112,10 +112,12 @@ type RecordError struct {
 	Err  error
 }
 
+// Error returns "FILE:LINE: not an audit record: CAUSE".
 func (e *RecordError) Error() string {
 	return fmt.Sprintf("%s:%d: not an audit record: %v", e.File, e.Line, e.Err)
 }
 
+// Unwrap returns the decoding error.
 func (e *RecordError) Unwrap() error { return e.Err }
 
 // Read calls fn with each record of the log in dir that f matches, in chain order. It does

@@ -127,6 +127,9 @@ func (r *redactor) verdict(v *VerdictSummary) *VerdictSummary {
 // on a terminal. Other text, backslashes included, is kept as it is. This is the defence
 // against log and terminal injection of the class of sudo's CVE-2023-28486/28487.
 func Escape(s string) string {
+	if isPrintableASCII(s) {
+		return s
+	}
 	clean := true
 	for _, c := range s {
 		if needsEscape(c) {
@@ -162,4 +165,14 @@ func Escape(s string) string {
 func needsEscape(c rune) bool {
 	return c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == utf8.RuneError ||
 		c == '\u2028' || c == '\u2029' || unicode.Is(unicode.Cf, c)
+}
+
+// isPrintableASCII reports whether s holds only the bytes 0x20 to 0x7e (nothing to escape).
+func isPrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }

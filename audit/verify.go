@@ -9,10 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 )
 
 // ProblemKind names what is wrong with a log.
@@ -38,6 +41,7 @@ type Problem struct {
 	Detail string      `json:"detail"`
 }
 
+// String returns "FILE:LINE seq N: KIND: DETAIL" (line and seq when known).
 func (p *Problem) String() string {
 	loc := p.File
 	if p.Line > 0 {
@@ -85,7 +89,7 @@ func Verify(dir string, key []byte) (Report, error) {
 
 // VerifyWith is Verify with options.
 func VerifyWith(dir string, opts VerifyOptions) (Report, error) {
-	v := &verifier{rep: Report{Dir: dir}, key: opts.Key, h: sha256.New()}
+	v := &verifier{rep: Report{Dir: dir}, key: opts.Key}
 	if opts.StateFile == "" {
 		opts.StateFile = filepath.Join(dir, DefaultSealKeyFile)
 	}
@@ -101,11 +105,13 @@ func VerifyWith(dir string, opts VerifyOptions) (Report, error) {
 		return v.rep, err
 	}
 	v.rep.Files = len(files)
+	var buf []byte
 	for i, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, f.name))
+		data, err := readInto(filepath.Join(dir, f.name), buf)
 		if err != nil {
 			return v.rep, fmt.Errorf("read %s: %w", f.name, err)
 		}
+		buf = data
 		v.rep.Bytes += int64(len(data))
 		if !v.file(f, data, i == len(files)-1) {
 			return v.rep, nil
@@ -143,8 +149,6 @@ func VerifyWith(dir string, opts VerifyOptions) (Report, error) {
 type verifier struct {
 	rep           Report
 	key           []byte
-	h             hash.Hash
-	sum           []byte
 	prevHash      []byte // hex hash of the last record verified
 	prevFile      string
 	prevLine      int
@@ -173,26 +177,78 @@ func (v *verifier) file(f logFile, data []byte, last bool) bool {
 		v.fail(ProblemTruncated, f.name, 0, f.first, "the file is empty")
 		return false
 	}
-	line := 0
+	// Split into lines, then check every line's shape and hash in parallel (each line holds
+	// all its hash needs), then walk the chain in order.
+	var ends []int // ends[i] is the offset of line i's newline
 	for off := 0; off < len(data); {
-		line++
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
-			if last {
-				v.fail(ProblemTruncated, f.name, line, v.expect(), fmt.Sprintf("the final record is cut off (%d bytes, no newline): a torn write from a crash, which the next Open cuts off and records, or a cut tail", len(data)-off))
-			} else {
-				v.fail(ProblemTruncated, f.name, line, v.expect(), "the file's last record is cut off")
-			}
-			return false
+			break
 		}
-		b := data[off : off+nl]
-		next := data[off+nl+1:]
+		ends = append(ends, off+nl)
 		off += nl + 1
-		if !v.record(f, line, b, next) {
+	}
+	checks := checkLines(data, ends)
+	start := 0
+	for i, end := range ends {
+		if !v.record(f, i+1, data[start:end], data[end+1:], &checks[i]) {
 			return false
 		}
+		start = end + 1
+	}
+	if start < len(data) {
+		line := len(ends) + 1
+		if last {
+			v.fail(ProblemTruncated, f.name, line, v.expect(), fmt.Sprintf("the final record is cut off (%d bytes, no newline): a torn write from a crash, which the next Open cuts off and records, or a cut tail", len(data)-start))
+		} else {
+			v.fail(ProblemTruncated, f.name, line, v.expect(), "the file's last record is cut off")
+		}
+		return false
 	}
 	return true
+}
+
+// lineCheck is the order-independent part of checking one line.
+type lineCheck struct {
+	rl     rawLine
+	err    error // the line's shape is wrong
+	hashOK bool  // the line's bytes match its hash
+}
+
+// checkLines splits and hashes the lines of data (ending at ends) on up to GOMAXPROCS
+// goroutines.
+func checkLines(data []byte, ends []int) []lineCheck {
+	out := make([]lineCheck, len(ends))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(ends)/256))
+	per := (len(ends) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*per, min((w+1)*per, len(ends))
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sha256.New()
+			var sum []byte
+			start := 0
+			if lo > 0 {
+				start = ends[lo-1] + 1
+			}
+			for i := lo; i < hi; i++ {
+				c := &out[i]
+				c.rl, c.err = splitLine(data[start:ends[i]])
+				if c.err == nil {
+					sum = c.rl.sumWith(h, sum[:0])
+					c.hashOK = bytes.Equal(sum, c.rl.hash)
+				}
+				start = ends[i] + 1
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func (v *verifier) expect() uint64 {
@@ -231,8 +287,8 @@ func seqLater(rest []byte, seq uint64) bool {
 }
 
 // record verifies one line; false means a problem was found.
-func (v *verifier) record(f logFile, line int, b, rest []byte) bool {
-	rl, err := splitLine(b)
+func (v *verifier) record(f logFile, line int, b, rest []byte, lc *lineCheck) bool {
+	rl, err := lc.rl, lc.err
 	if err != nil {
 		if v.started && v.continues(rest) {
 			v.fail(ProblemInserted, f.name, line, 0, "a line that is not a record of the chain was inserted ("+err.Error()+")")
@@ -241,8 +297,7 @@ func (v *verifier) record(f logFile, line int, b, rest []byte) bool {
 		}
 		return false
 	}
-	v.sum = rl.sumWith(v.h, v.sum[:0])
-	if !bytes.Equal(v.sum, rl.hash) {
+	if !lc.hashOK {
 		if v.started && v.continues(rest) {
 			v.fail(ProblemInserted, f.name, line, rl.seq, "a line that is not a record of the chain was inserted (its hash does not match its bytes)")
 		} else {
@@ -450,4 +505,27 @@ func seqRange(a, b uint64) string {
 		return fmt.Sprintf("record %d is", a)
 	}
 	return fmt.Sprintf("records %d..%d are", a, b)
+}
+
+// readInto reads the file at path into buf (grown when too small) and returns the bytes.
+func readInto(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := int(fi.Size())
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	got, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	return buf[:got], nil
 }

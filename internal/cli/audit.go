@@ -191,7 +191,7 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 				fmt.Fprintf(streams.Out, "audit log %s: NOT WHOLE\n", audit.Escape(dir))
 				fmt.Fprintf(streams.Out, "first bad record: %s\n", audit.Escape(rep.Problem.String()))
 				fmt.Fprintf(streams.Out, "verified before it: %d record(s), last seq %d; %s\n", rep.Records, rep.LastSeq, seals)
-				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("audit log is not whole: %s: %s at %s", rep.Problem.Kind, audit.Escape(rep.Problem.Detail), problemWhere(rep.Problem))}
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("audit log is not whole: %s", audit.Escape(rep.Problem.String()))}
 			}
 			fmt.Fprintf(streams.Out, "audit log %s: whole\n", audit.Escape(dir))
 			fmt.Fprintf(streams.Out, "%d record(s) in %d file(s), seq %d..%d, %d seal(s), %s\n", rep.Records, rep.Files, rep.FirstSeq, rep.LastSeq, rep.Seals, seals)
@@ -206,17 +206,6 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 	cmd.Flags().StringVar(&state, "state", "", "seal key state file to check the log's end against (default DIR/seal.key)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
-}
-
-func problemWhere(p *audit.Problem) string {
-	s := p.File
-	if p.Line > 0 {
-		s += fmt.Sprintf(" line %d", p.Line)
-	}
-	if p.Seq > 0 {
-		s += fmt.Sprintf(" seq %d", p.Seq)
-	}
-	return audit.Escape(s)
 }
 
 func newAuditListCmd(streams IO) *cobra.Command {
@@ -437,6 +426,9 @@ func newRecordTable(w io.Writer, asJSON bool) *recordTable {
 	return &recordTable{w: w, json: asJSON, width: terminalWidth(w)}
 }
 
+// maxCell is the widest a table column other than the last may be, in runes.
+const maxCell = 24
+
 var tableHeader = []string{"SEQ", "TIME", "KIND", "HELPER", "UID", "DECISION", "RULE/STATUS", "COMMAND"}
 
 func (t *recordTable) add(r *audit.Record) error {
@@ -456,7 +448,7 @@ func (t *recordTable) add(r *audit.Record) error {
 	case r.Kind == audit.KindSeal && r.SealIndex != nil:
 		status = fmt.Sprintf("seal %d", *r.SealIndex)
 	case r.Kind == audit.KindRotate:
-		status = "from " + r.File
+		status = "after seq " + strconv.FormatUint(r.Seq-1, 10)
 	}
 	what := r.Command
 	if what == "" {
@@ -469,6 +461,9 @@ func (t *recordTable) add(r *audit.Record) error {
 	}
 	for i := range row {
 		row[i] = audit.Escape(row[i])
+		if rs := []rune(row[i]); i < len(row)-1 && len(rs) > maxCell {
+			row[i] = string(rs[:maxCell-1]) + "…"
+		}
 	}
 	t.rows = append(t.rows, row)
 	return nil
@@ -512,20 +507,28 @@ func (t *recordTable) flush() error {
 	for _, w := range widths {
 		used += w + 2
 	}
+	// On a narrow terminal the helper column goes first; a line still too wide is cut.
+	drop := -1
+	if t.width > 0 && t.width-used < 24 {
+		drop = 3
+		used -= widths[drop] + 2
+	}
 	var b strings.Builder
 	for _, r := range rows {
+		var line strings.Builder
 		for i, c := range r[:len(r)-1] {
-			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
-		}
-		last := r[len(r)-1]
-		if t.width > 0 {
-			room := max(t.width-used, 12)
-			if rs := []rune(last); len(rs) > room {
-				last = string(rs[:room-1]) + "…"
+			if i == drop {
+				continue
 			}
+			line.WriteString(c)
+			line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+2))
 		}
-		b.WriteString(last)
+		line.WriteString(r[len(r)-1])
+		out := strings.TrimRight(line.String(), " ")
+		if rs := []rune(out); t.width > 0 && len(rs) > t.width {
+			out = string(rs[:t.width-1]) + "…"
+		}
+		b.WriteString(out)
 		b.WriteString("\n")
 	}
 	_, err := io.WriteString(t.w, b.String())

@@ -77,6 +77,7 @@ and inspects Git through a hardened host git.`,
 		newPatchCmd(streams),
 		newUndoCmd(streams),
 		newCheckCmd(streams),
+		newGitCmd(streams),
 	)
 	return root
 }

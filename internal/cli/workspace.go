@@ -57,17 +57,18 @@ func turnStore(root *wsfs.Root) (*turns.Store, error) {
 
 // errorObject is the --json form of a file tool's failure.
 type errorObject struct {
-	Code    string              `json:"code"`
-	Message string              `json:"message"`
-	Applied []filetools.Applied `json:"applied"`
-	Failed  string              `json:"failed,omitempty"`
-	Written bool                `json:"written,omitempty"`
+	Code        string              `json:"code"`
+	Message     string              `json:"message"`
+	Applied     []filetools.Applied `json:"applied"`
+	Failed      string              `json:"failed,omitempty"`
+	Written     bool                `json:"written,omitempty"`
+	Unconfirmed []string            `json:"unconfirmed,omitempty"`
 }
 
 func errorObjectOf(err error) errorObject {
 	var be *filetools.BatchError
 	if errors.As(err, &be) {
-		return errorObject{Code: be.Code, Message: be.Error(), Applied: be.Applied, Failed: be.Failed, Written: be.Written}
+		return errorObject{Code: be.Code, Message: be.Error(), Applied: be.Applied, Failed: be.Failed, Written: be.Written, Unconfirmed: be.Unconfirmed}
 	}
 	return errorObject{Code: filetools.Code(err), Message: err.Error(), Applied: []filetools.Applied{}}
 }

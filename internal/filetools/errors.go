@@ -35,8 +35,11 @@ type BatchError struct {
 	Failed  string    `json:"failed,omitempty"`
 	// Written reports that the failed path's new content was renamed into place (only its
 	// directory fsync failed): it is listed in Applied too, and undo covers it.
-	Written bool  `json:"written,omitempty"`
-	Err     error `json:"-"`
+	Written bool `json:"written,omitempty"`
+	// Unconfirmed lists the applied paths whose directory fsync failed: written, but
+	// maybe not durable.
+	Unconfirmed []string `json:"unconfirmed,omitempty"`
+	Err         error    `json:"-"`
 }
 
 func (e *BatchError) Error() string {

@@ -115,8 +115,11 @@ func TestApplyEnvelope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Files) != 3 || string(rec.Files[0].Original) != "one\ntwo\nthree\n" || !rec.Files[2].NewFile {
-		t.Errorf("record = %+v", rec.Files)
+	if len(rec.Files) != 3 || !rec.Files[2].NewFile {
+		t.Fatalf("record = %+v", rec.Files)
+	}
+	if orig, err := e.store.Original(&rec.Files[0]); err != nil || string(orig) != "one\ntwo\nthree\n" {
+		t.Errorf("original of a.txt = %q, %v", orig, err)
 	}
 	for _, f := range rec.Files {
 		if f.State != turns.StateApplied {
@@ -237,6 +240,11 @@ func TestPreflightRefusals(t *testing.T) {
 			r1, r2 := e.write("big1", big), e.write("big2", big)
 			return []m{{"path": "big1", "expected_revision": r1, "content": "x"}, {"path": "big2", "expected_revision": r2, "content": "y"}}
 		}, patch.ErrLimit, "limit"},
+		{"results over 16 MiB", func(e *env) []m {
+			r1 := e.write("big1", strings.Repeat("x", 10<<20)+"end\n")
+			return []m{{"path": "big1", "expected_revision": r1, "edits": []m{{"old_text": "end", "new_text": "END"}}},
+				{"path": "big2", "expected_revision": nil, "content": strings.Repeat("y", 7<<20)}}
+		}, patch.ErrLimit, "limit"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -291,33 +299,32 @@ func tree(t *testing.T, dir string) string {
 
 func sha256sum(s string) [32]byte { return shaFull([]byte(s)) }
 
-// failingWriter writes through the real Root, except that it fails the write of failAt
-// (before touching it) or, with durability, fails after the real write as a failed
-// directory fsync would.
-type failingWriter struct {
-	root       *wsfs.Root
+// failingCommits wraps the commits of a batch: the commit of failAt fails before touching
+// the file, or, with durability, fails after the real commit as a failed directory fsync
+// would, or, with mutate, runs after a concurrent change to the file.
+type failingCommits struct {
 	failAt     string
 	durability bool
-	mutate     func() // runs before delegating the failAt write (a concurrent change)
+	mutate     func()
 	calls      []string
 }
 
 var errInjected = errors.New("injected write failure")
 
-func (w *failingWriter) WriteFile(p string, data []byte, opts wsfs.WriteOptions) error {
-	w.calls = append(w.calls, p)
-	if p != w.failAt {
-		return w.root.WriteFile(p, data, opts)
+func (w *failingCommits) hook(rel string, commit func() error) error {
+	w.calls = append(w.calls, rel)
+	if rel != w.failAt {
+		return commit()
 	}
 	switch {
 	case w.mutate != nil:
 		w.mutate()
-		return w.root.WriteFile(p, data, opts)
+		return commit()
 	case w.durability:
-		if err := w.root.WriteFile(p, data, opts); err != nil {
+		if err := commit(); err != nil {
 			return err
 		}
-		return &wsfs.DurabilityError{Path: p, Err: errInjected}
+		return &wsfs.DurabilityError{Path: rel, Err: errInjected}
 	}
 	return errInjected
 }
@@ -340,8 +347,8 @@ func fiveFiles(e *env) (req m, orig map[string]string) {
 func TestWriteFailsMidBatch(t *testing.T) {
 	e := newEnv(t)
 	req, orig := fiveFiles(e)
-	w := &failingWriter{root: e.root, failAt: "f2.txt"}
-	e.app.writer = w
+	w := &failingCommits{failAt: "f2.txt"}
+	e.app.commitHook = w.hook
 	_, err := e.apply(req, "t1")
 	var be *BatchError
 	if !errors.As(err, &be) || !errors.Is(err, errInjected) || !errors.Is(err, ErrWrite) {
@@ -355,6 +362,9 @@ func TestWriteFailsMidBatch(t *testing.T) {
 	}
 	if strings.Join(w.calls, ",") != "f1.txt,new.txt,f2.txt" {
 		t.Errorf("writes attempted: %v (later files must not be attempted)", w.calls)
+	}
+	if tmp := tempFiles(t, e.ws); len(tmp) != 0 {
+		t.Errorf("staged temporary files left behind: %v", tmp)
 	}
 	want := map[string]string{"f1.txt": "changed 1\n", "new.txt": "new\n", "f2.txt": orig["f2.txt"], "f3.txt": orig["f3.txt"], "f5.txt": orig["f5.txt"]}
 	for p, s := range want {
@@ -394,13 +404,13 @@ func appliedPaths(a []Applied) string {
 func TestDurabilityUnconfirmed(t *testing.T) {
 	e := newEnv(t)
 	req, _ := fiveFiles(e)
-	e.app.writer = &failingWriter{root: e.root, failAt: "f2.txt", durability: true}
+	e.app.commitHook = (&failingCommits{failAt: "f2.txt", durability: true}).hook
 	_, err := e.apply(req, "t1")
 	var be *BatchError
 	if !errors.As(err, &be) {
 		t.Fatalf("Apply = %v, want an error", err)
 	}
-	if be.Code != "durability_unconfirmed" || !be.Written || be.Failed != "f2.txt" {
+	if be.Code != "durability_unconfirmed" || !be.Written || be.Failed != "f2.txt" || strings.Join(be.Unconfirmed, ",") != "f2.txt" {
 		t.Errorf("error = %+v", be)
 	}
 	if got := appliedPaths(be.Applied); got != "f1.txt,new.txt,f2.txt" {
@@ -429,7 +439,7 @@ func TestFinalRevisionCheck(t *testing.T) {
 			if first {
 				target = "f1.txt"
 			}
-			e.app.writer = &failingWriter{root: e.root, failAt: target, mutate: func() { e.write(target, "someone else\n") }}
+			e.app.commitHook = (&failingCommits{failAt: target, mutate: func() { e.write(target, "someone else\n") }}).hook
 			_, err := e.apply(req, "t1")
 			if !errors.Is(err, ErrStale) || Code(err) != "stale_revision" {
 				t.Fatalf("Apply = %v, want ErrStale", err)
@@ -579,5 +589,106 @@ func TestRead(t *testing.T) {
 		if _, err := Read(e.root, tc.path, tc.opts); !errors.Is(err, tc.want) {
 			t.Errorf("Read(%s, %+v) = %v, want %v", tc.path, tc.opts, err, tc.want)
 		}
+	}
+}
+
+// tempFiles lists the staged temporary files (".s-code-*.tmp") under dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.HasPrefix(info.Name(), ".s-code-") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestUndoPendingRecord: a crash between the pending record and its finalization leaves
+// pending entries; undo restores those the turn wrote and skips those it never wrote.
+func TestUndoPendingRecord(t *testing.T) {
+	e := newEnv(t)
+	req, orig := fiveFiles(e)
+	if _, err := e.apply(req, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := e.store.Load("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rec.Files {
+		rec.Files[i].State = turns.StatePending
+	}
+	if err := e.store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	// f3.txt was "never written": put its original back behind the record's back.
+	e.write("f3.txt", orig["f3.txt"])
+	res, err := Undo(e.root, e.store, "t1")
+	if err != nil {
+		t.Fatalf("Undo: %v", err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "f3.txt" || res.Skipped[0].Reason != "never written by the turn" {
+		t.Errorf("skipped = %+v", res.Skipped)
+	}
+	for p, s := range orig {
+		if got := e.read(p); got != s {
+			t.Errorf("%s = %q, want %q", p, got, s)
+		}
+	}
+}
+
+// TestDirectorySyncFails: the directory fsync after f2.txt's rename fails (injected; the
+// fsyncs run behind the renames). The batch is an error naming f2.txt as written but
+// unconfirmed; renames stop once the failure is seen, so the applied list is a prefix of the
+// batch that holds f2.txt, and exactly the applied files changed and are recorded.
+func TestDirectorySyncFails(t *testing.T) {
+	e := newEnv(t)
+	req, orig := fiveFiles(e)
+	e.app.syncHook = func(rel string, sync func() error) error {
+		if err := sync(); err != nil {
+			return err
+		}
+		if rel == "f2.txt" {
+			return &wsfs.DurabilityError{Path: rel, Err: errInjected}
+		}
+		return nil
+	}
+	_, err := e.apply(req, "t1")
+	var be *BatchError
+	if !errors.As(err, &be) || !errors.Is(err, errInjected) {
+		t.Fatalf("Apply = %v, want the injected fsync failure", err)
+	}
+	if be.Code != "durability_unconfirmed" || !be.Written || be.Failed != "f2.txt" || strings.Join(be.Unconfirmed, ",") != "f2.txt" {
+		t.Errorf("error = %+v", be)
+	}
+	order := []string{"f1.txt", "new.txt", "f2.txt", "f3.txt", "f4.txt", "f5.txt"}
+	got := appliedPaths(be.Applied)
+	if !strings.HasPrefix(strings.Join(order, ","), got) || !strings.Contains(got, "f2.txt") {
+		t.Fatalf("applied %q is not a prefix of the batch holding f2.txt", got)
+	}
+	rec, err := e.store.Load("t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := map[string]bool{}
+	for _, a := range be.Applied {
+		applied[a.Path] = true
+		if rec.File(a.Path) == nil {
+			t.Errorf("%s applied but not recorded", a.Path)
+		}
+	}
+	if len(rec.Files) != len(be.Applied) {
+		t.Errorf("record holds %d files, %d applied", len(rec.Files), len(be.Applied))
+	}
+	for _, p := range order {
+		changed := e.read(p) != orig[p]
+		if changed != applied[p] {
+			t.Errorf("%s: changed %v, applied %v", p, changed, applied[p])
+		}
+	}
+	if tmp := tempFiles(t, e.ws); len(tmp) != 0 {
+		t.Errorf("staged temporary files left behind: %v", tmp)
 	}
 }

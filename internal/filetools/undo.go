@@ -49,7 +49,13 @@ func Undo(root *wsfs.Root, store *turns.Store, turn string) (*UndoResult, error)
 	var failed []error
 	for i := len(rec.Files) - 1; i >= 0; i-- {
 		fr := rec.Files[i]
-		origSum := sha256.Sum256(fr.Original)
+		original, oerr := store.Original(&fr)
+		if oerr != nil {
+			res.Skipped = append(res.Skipped, Skipped{fr.Path, oerr.Error()})
+			failed = append(failed, oerr)
+			continue
+		}
+		origSum := sha256.Sum256(original)
 		check := func(cur []byte, info wsfs.Info) error {
 			sum := sha256.Sum256(cur)
 			if !info.Exists || hex.EncodeToString(sum[:]) != fr.Written {
@@ -84,7 +90,7 @@ func Undo(root *wsfs.Root, store *turns.Store, turn string) (*UndoResult, error)
 		if fr.NewFile {
 			werr = root.Remove(fr.Path, wsfs.WriteOptions{Check: check, MaxCheckSize: patch.MaxBytes})
 		} else {
-			werr = root.WriteFile(fr.Path, fr.Original, wsfs.WriteOptions{Perm: fr.Mode, Check: check, MaxCheckSize: patch.MaxBytes})
+			werr = root.WriteFile(fr.Path, original, wsfs.WriteOptions{Perm: fr.Mode, Check: check, MaxCheckSize: patch.MaxBytes})
 		}
 		var de *wsfs.DurabilityError
 		switch {

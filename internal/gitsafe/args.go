@@ -14,6 +14,7 @@ type ArgError struct {
 	Why   string
 }
 
+// Error names what was refused, its value and why.
 func (e *ArgError) Error() string { return fmt.Sprintf("%s %q: %s", e.What, e.Value, e.Why) }
 
 // checkRevision refuses a revision that is empty, starts with '-' or holds control bytes.

@@ -41,9 +41,10 @@ type ConfigError struct {
 	Findings []Finding
 }
 
+// Error names the first finding's rule, key, file and line, and how many more there are.
 func (e *ConfigError) Error() string {
 	f := e.Findings[0]
-	msg := fmt.Sprintf("refused: %s: %s in %s:%d %s", f.Rule, f.Key, f.File, f.Line, f.Reason)
+	msg := fmt.Sprintf("refused: %s: %s in %s:%d: %s", f.Rule, f.Key, f.File, f.Line, f.Reason)
 	if n := len(e.Findings) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more)", n)
 	}
@@ -58,6 +59,7 @@ type LayoutError struct {
 	Err    error // the underlying error, if any
 }
 
+// Error names the rule, the path and the reason.
 func (e *LayoutError) Error() string {
 	msg := fmt.Sprintf("refused: %s: %s: %s", e.Rule, e.Path, e.Reason)
 	if e.Err != nil {
@@ -66,6 +68,7 @@ func (e *LayoutError) Error() string {
 	return msg
 }
 
+// Unwrap returns the underlying error (ErrNotRepository, a stat error …), or nil.
 func (e *LayoutError) Unwrap() error { return e.Err }
 
 // Options configures a Repo. The zero value selects the defaults.

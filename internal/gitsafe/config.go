@@ -23,6 +23,7 @@ type ConfigSyntaxError struct {
 	Msg  string
 }
 
+// Error returns "FILE:LINE: bad git config: MSG".
 func (e *ConfigSyntaxError) Error() string {
 	return fmt.Sprintf("%s:%d: bad git config: %s", e.File, e.Line, e.Msg)
 }

@@ -51,7 +51,8 @@ func (r *Repo) Diff(ctx context.Context, opts DiffOptions) (*Diff, error) {
 	if err := checkPaths(opts.Paths); err != nil {
 		return nil, err
 	}
-	args := []string{"diff", "--no-color", "--numstat", "--patch", "-z"}
+	// --ignore-submodules=dirty: as in Status, git never runs inside a submodule.
+	args := []string{"diff", "--no-color", "--numstat", "--patch", "-z", "--ignore-submodules=dirty"}
 	if opts.Staged {
 		args = append(args, "--cached")
 	}

@@ -184,6 +184,17 @@ var hazardCases = []hazardCase{
 		gitIn(t, bare, "config", "core.bare", "false")
 		gitIn(t, bare, "config", "alias.status", "!"+m.script)
 	}, control: []string{"-C", "sub/bare.git", "status"}},
+	{name: "a submodule's own configuration is never used", setup: func(t *testing.T, ws string, m marker) {
+		sub := newRepo(t)
+		gitIn(t, ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+		gitIn(t, ws, "commit", "-q", "-m", "submodule")
+		modules := filepath.Join(ws, ".git", "modules", "sub")
+		gitIn(t, modules, "config", "core.fsmonitor", m.script)
+		gitIn(t, modules, "config", "filter.f.clean", m.script)
+		writeFile(t, filepath.Join(ws, "sub", ".gitattributes"), "* filter=f\n")
+		writeFile(t, filepath.Join(ws, "sub", "a.txt"), "dirty\n")
+		writeFile(t, filepath.Join(ws, "a.txt"), "changed\n")
+	}, control: []string{"status"}},
 	{name: "workspace is a bare repository", setup: func(t *testing.T, ws string, m marker) {
 		if err := os.RemoveAll(filepath.Join(ws, ".git")); err != nil {
 			t.Fatal(err)

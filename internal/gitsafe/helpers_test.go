@@ -25,6 +25,10 @@ func plainEnv(home string) []string {
 		"GIT_COMMITTER_EMAIL=cy@example.com",
 		"GIT_COMMITTER_DATE=2026-01-02T03:04:05+01:00",
 		"LC_ALL=C",
+		// No detached gc or maintenance still writing when t.TempDir is removed.
+		"GIT_CONFIG_COUNT=2",
+		"GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0",
+		"GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false",
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +42,7 @@ type GitError struct {
 	Stderr   string
 }
 
+// Error returns "git SUBCOMMAND: " and git's message (or the exit status).
 func (e *GitError) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" {
@@ -203,12 +203,12 @@ func (w *capWriter) Write(p []byte) (int, error) {
 
 // Run checks the repository (Check) and then runs the git subcommand args[0] with
 // arguments args[1:] through the hardened runner, with stdin as its standard input (nil for
-// none). It returns the standard output, capped at the Repo's MaxOutput (truncated reports
+// none; a byte slice, so that no copying goroutine can outlive a killed git). It returns the standard output, capped at the Repo's MaxOutput (truncated reports
 // the cap was reached). It returns a *ConfigError or *LayoutError when the repository is
 // refused, a *GitError when git exits non-zero, and an error wrapping ErrTimeout or the
 // context's error when the command was stopped. Arguments are passed as they are: callers
 // put anything a user chose after "--end-of-options" or "--".
-func (r *Repo) Run(ctx context.Context, stdin io.Reader, args ...string) (stdout []byte, truncated bool, err error) {
+func (r *Repo) Run(ctx context.Context, stdin []byte, args ...string) (stdout []byte, truncated bool, err error) {
 	out, err := r.run(ctx, stdin, args)
 	if err != nil {
 		return nil, false, err
@@ -216,7 +216,7 @@ func (r *Repo) Run(ctx context.Context, stdin io.Reader, args ...string) (stdout
 	return out.stdout, out.truncated, nil
 }
 
-func (r *Repo) run(ctx context.Context, stdin io.Reader, args []string) (*output, error) {
+func (r *Repo) run(ctx context.Context, stdin []byte, args []string) (*output, error) {
 	if len(args) == 0 {
 		return nil, errors.New("gitsafe: no git subcommand")
 	}
@@ -230,7 +230,9 @@ func (r *Repo) run(ctx context.Context, stdin io.Reader, args []string) (*output
 	cmd := exec.CommandContext(ctx, r.git, argv(args)...)
 	cmd.Env = r.env(l)
 	cmd.Dir = r.workspace
-	cmd.Stdin = stdin
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	if err := setProcessGroup(cmd); err != nil {
 		return nil, err
 	}

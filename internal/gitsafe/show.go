@@ -24,6 +24,7 @@ type ObjectError struct {
 	Reason string // "missing" or "ambiguous"
 }
 
+// Error names the object and whether it is missing or ambiguous.
 func (e *ObjectError) Error() string { return fmt.Sprintf("object %q: %s", e.Name, e.Reason) }
 
 // TreeEntry is one entry of a tree object.
@@ -59,7 +60,7 @@ func (r *Repo) Show(ctx context.Context, name string) (*Shown, error) {
 	if err := checkRevision(name); err != nil {
 		return nil, err
 	}
-	out, err := r.run(ctx, strings.NewReader(name+"\n"), []string{"cat-file", "--batch"})
+	out, err := r.run(ctx, []byte(name+"\n"), []string{"cat-file", "--batch"})
 	if err != nil {
 		return nil, err
 	}

@@ -77,7 +77,9 @@ func (r *Repo) Status(ctx context.Context, opts StatusOptions) (*Status, error) 
 	if err := checkPaths(opts.Paths); err != nil {
 		return nil, err
 	}
-	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=" + untracked}
+	// --ignore-submodules=dirty: never run git inside a submodule's working tree (its own
+	// configuration is not checked); a submodule whose HEAD moved is still reported.
+	args := []string{"status", "--porcelain=v2", "-z", "--branch", "--ignore-submodules=dirty", "--untracked-files=" + untracked}
 	if opts.Ignored {
 		args = append(args, "--ignored=traditional")
 	} else {

@@ -133,6 +133,7 @@ func TestParsePatch(t *testing.T) {
 		{"add with context line", wrap("*** Add File: a\n+x\n y\n"), ErrPatchSyntax},
 		{"hunk without anchor", wrap("*** Update File: a\n@@\n+b\n"), ErrPatchSyntax},
 		{"hunk changing nothing", wrap("*** Update File: a\n@@\n a\n"), ErrNoop},
+		{"hunk removing and adding the same line", wrap("*** Update File: a\n@@\n-x\n+x\n"), ErrNoop},
 		{"same file twice", wrap("*** Update File: a\n@@\n-a\n+b\n*** Update File: a\n@@\n-c\n+d\n"), ErrDuplicatePath},
 		{"empty patch", wrap(""), ErrPatchSyntax},
 		{"text before a header", wrap("+x\n"), ErrPatchSyntax},

@@ -3,9 +3,7 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -97,6 +95,11 @@ func Decode(data []byte) (*Request, error) {
 	if len(data) > MaxBytes {
 		return nil, errf(ErrLimit, "", "", "request is %d bytes, over the limit of %d", len(data), MaxBytes)
 	}
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		return nil, errf(ErrMalformed, "request", "", "invalid JSON: %v", err)
+	}
 	top, err := object(json.RawMessage(data), "request")
 	if err != nil {
 		return nil, err
@@ -138,7 +141,7 @@ func decodeEnvelope(top fields) (*Request, error) {
 	if err := top.only("request", "files"); err != nil {
 		return nil, err
 	}
-	items, err := array(top.m["files"], "files")
+	items, err := array(top.val("files"), "files")
 	if err != nil {
 		return nil, err
 	}
@@ -178,13 +181,13 @@ func decodeLegacy(top fields) (*Request, error) {
 func decodeFile(o fields, where string, legacy bool) (*File, error) {
 	f := &File{}
 	var err error
-	if f.Path, err = str(o.m["path"], where+".path"); err != nil {
+	if f.Path, err = str(o.val("path"), where+".path"); err != nil {
 		return nil, err
 	}
 	if f.Path == "" {
 		return nil, errf(ErrMalformed, where+".path", "", "is empty")
 	}
-	revRaw, hasRev := o.m["expected_revision"]
+	revRaw, hasRev := o.get("expected_revision")
 	if hasRev {
 		rev, err := nullableStr(revRaw, where+".expected_revision")
 		if err != nil {
@@ -198,7 +201,7 @@ func decodeFile(o fields, where string, legacy bool) (*File, error) {
 			f.Revision = *rev
 		}
 	}
-	if raw, ok := o.m["expected_sha256"]; ok {
+	if raw, ok := o.get("expected_sha256"); ok {
 		sum, err := str(raw, where+".expected_sha256")
 		if err != nil {
 			return nil, err
@@ -220,19 +223,18 @@ func decodeFile(o fields, where string, legacy bool) (*File, error) {
 		}
 		return nil, errf(ErrMalformed, where, f.Path, "needs expected_revision (the revision from read_file, or null for a new file)")
 	}
-	_, hasEdits := o.m["edits"]
-	_, hasContent := o.m["content"]
+	hasEdits, hasContent := o.has("edits"), o.has("content")
 	switch {
 	case hasEdits && hasContent:
 		return nil, errf(ErrMalformed, where, f.Path, "has both edits and content; send one")
 	case hasContent:
-		c, err := str(o.m["content"], where+".content")
+		c, err := str(o.val("content"), where+".content")
 		if err != nil {
 			return nil, err
 		}
 		f.Content = &c
 	case hasEdits:
-		if err := decodeEdits(f, o.m["edits"], where+".edits"); err != nil {
+		if err := decodeEdits(f, o.val("edits"), where+".edits"); err != nil {
 			return nil, err
 		}
 		if f.New {
@@ -270,7 +272,7 @@ func decodeEdits(f *File, raw json.RawMessage, where string) error {
 				return errf(ErrMixedEdits, w, f.Path, "is a text edit after line edits; use one kind of edit per file")
 			}
 			var e TextEdit
-			if e.OldText, err = str(o.m["old_text"], w+".old_text"); err != nil {
+			if e.OldText, err = str(o.val("old_text"), w+".old_text"); err != nil {
 				return err
 			}
 			if e.NewText, err = requiredStr(o, "new_text", w); err != nil {
@@ -346,7 +348,9 @@ func checkOverlap(path, where string, edits []LineEdit) error {
 // returns the number of lines. Tab-separated data with other numbers is not refused.
 func numberedPrefixes(s string) (int, bool) {
 	s = strings.TrimSuffix(s, "\n")
-	if s == "" {
+	// Fast reject: the first line must start with at least 6 columns of spaces and digits
+	// and a tab.
+	if len(s) < 7 || (s[5] < '0' || s[5] > '9') {
 		return 0, false
 	}
 	lines := strings.Split(s, "\n")
@@ -382,17 +386,20 @@ func decodePatchRequest(top fields) (*Request, error) {
 	if err := top.only("request", "patch", "revisions"); err != nil {
 		return nil, err
 	}
-	text, err := str(top.m["patch"], "patch")
+	text, err := str(top.val("patch"), "patch")
 	if err != nil {
 		return nil, err
 	}
-	revRaw, ok := top.m["revisions"]
+	revRaw, ok := top.get("revisions")
 	if !ok {
 		return nil, errf(ErrMalformed, "request", "", `needs "revisions": {path: revision, or null for a file the patch adds}`)
 	}
 	revs, err := object(revRaw, "revisions")
 	if err != nil {
 		return nil, err
+	}
+	if len(revs.keys) > MaxPaths {
+		return nil, errf(ErrLimit, "revisions", "", "%d entries, over the limit of %d paths", len(revs.keys), MaxPaths)
 	}
 	files, err := ParsePatch(text)
 	if err != nil {
@@ -402,7 +409,7 @@ func decodePatchRequest(top fields) (*Request, error) {
 	for i := range files {
 		f := &files[i]
 		w := "revisions." + f.Path
-		raw, ok := revs.m[f.Path]
+		raw, ok := revs.get(f.Path)
 		if !ok {
 			if f.New {
 				return nil, errf(ErrMalformed, "revisions", f.Path, "missing; give null for a file the patch adds")
@@ -433,15 +440,26 @@ func decodePatchRequest(top fields) (*Request, error) {
 	return &Request{Form: FormPatch, Files: files}, nil
 }
 
-type fieldsMap = map[string]json.RawMessage
-
-// fields is one JSON object: its members by key, and the keys in order, each once.
+// fields is one JSON object: its keys in order, each once, and their raw values.
 type fields struct {
-	m    fieldsMap
 	keys []string
+	vals []json.RawMessage
 }
 
-func (f fields) has(k string) bool { _, ok := f.m[k]; return ok }
+// get returns the raw value of key k and reports whether the object has it.
+func (f fields) get(k string) (json.RawMessage, bool) {
+	for i, key := range f.keys {
+		if key == k {
+			return f.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// val returns the raw value of key k, or nil.
+func (f fields) val(k string) json.RawMessage { v, _ := f.get(k); return v }
+
+func (f fields) has(k string) bool { _, ok := f.get(k); return ok }
 
 // only refuses any member not in allowed, naming it.
 func (f fields) only(where string, allowed ...string) error {
@@ -460,52 +478,36 @@ func (f fields) only(where string, allowed ...string) error {
 	return nil
 }
 
-// object decodes raw as a JSON object, refusing repeated keys and trailing data.
+// object splits raw (part of a request Decode validated) as a JSON object, refusing
+// repeated keys.
 func object(raw json.RawMessage, where string) (fields, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return fields{}, errf(ErrMalformed, where, "", "invalid JSON: %v", err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	keys, vals, ok := scanObject(raw)
+	if !ok {
 		return fields{}, errf(ErrMalformed, where, "", "must be a JSON object")
 	}
-	out := fields{m: fieldsMap{}}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return fields{}, errf(ErrMalformed, where, "", "invalid JSON: %v", err)
+	if len(keys) <= 8 {
+		for i := 1; i < len(keys); i++ {
+			for j := 0; j < i; j++ {
+				if keys[i] == keys[j] {
+					return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", keys[i])
+				}
+			}
 		}
-		k, ok := tok.(string)
-		if !ok {
-			return fields{}, errf(ErrMalformed, where, "", "invalid JSON object key")
+	} else {
+		seen := make(map[string]bool, len(keys))
+		for _, k := range keys {
+			if seen[k] {
+				return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", k)
+			}
+			seen[k] = true
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return fields{}, errf(ErrMalformed, where, "", "invalid JSON in field %q: %v", k, err)
-		}
-		if _, dup := out.m[k]; dup {
-			return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", k)
-		}
-		out.m[k] = v
-		out.keys = append(out.keys, k)
 	}
-	if _, err := dec.Token(); err != nil {
-		return fields{}, errf(ErrMalformed, where, "", "invalid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fields{}, errf(ErrMalformed, where, "", "trailing data after the JSON object")
-	}
-	return out, nil
+	return fields{keys: keys, vals: vals}, nil
 }
 
 func array(raw json.RawMessage, where string) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, errf(ErrMalformed, where, "", "must be an array, not null")
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
+	out, ok := scanArray(raw)
+	if !ok {
 		return nil, errf(ErrMalformed, where, "", "must be an array")
 	}
 	return out, nil
@@ -516,8 +518,8 @@ func str(raw json.RawMessage, where string) (string, error) {
 	if len(t) == 0 || t[0] != '"' {
 		return "", errf(ErrMalformed, where, "", "must be a string")
 	}
-	var s string
-	if err := json.Unmarshal(t, &s); err != nil {
+	s, err := decodeString(t)
+	if err != nil {
 		return "", errf(ErrMalformed, where, "", "must be a string: %v", err)
 	}
 	return s, nil
@@ -535,7 +537,7 @@ func nullableStr(raw json.RawMessage, where string) (*string, error) {
 }
 
 func requiredStr(o fields, k, where string) (string, error) {
-	raw, ok := o.m[k]
+	raw, ok := o.get(k)
 	if !ok {
 		return "", errf(ErrMalformed, where, "", "missing %s", k)
 	}
@@ -543,21 +545,14 @@ func requiredStr(o fields, k, where string) (string, error) {
 }
 
 func requiredInt(o fields, k, where string) (int, error) {
-	raw, ok := o.m[k]
+	raw, ok := o.get(k)
 	if !ok {
 		return 0, errf(ErrMalformed, where, "", "missing %s", k)
 	}
-	var n json.Number
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer")
-	}
-	if err := json.Unmarshal(t, &n); err != nil {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer")
-	}
-	v, err := n.Int64()
-	if err != nil || v > 1<<31 || v < -(1<<31) {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer, not %s", n)
+	v, ok := parseInt(t)
+	if !ok || v > 1<<31 || v < -(1<<31) {
+		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer, not %s", t)
 	}
 	return int(v), nil
 }

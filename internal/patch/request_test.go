@@ -89,7 +89,7 @@ func TestDecodeRefusals(t *testing.T) {
 		msg  string // a word the message must carry (the field or the cause)
 	}{
 		{"not json", `{"files":`, ErrMalformed, "invalid JSON"},
-		{"trailing data", `{"path":"a","expected_revision":null,"content":""} {}`, ErrMalformed, "trailing"},
+		{"trailing data", `{"path":"a","expected_revision":null,"content":""} {}`, ErrMalformed, "after top-level value"},
 		{"array at top", `[]`, ErrMalformed, "object"},
 		{"no form", `{"x":1}`, ErrMalformed, "needs"},
 		{"unknown envelope field", `{"files":[],"turn":"t"}`, ErrUnknownField, `"turn"`},

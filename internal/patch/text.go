@@ -44,7 +44,7 @@ func ParsePatch(text string) ([]File, error) {
 		if hunk.Old == "" {
 			return errf(ErrPatchSyntax, "patch", cur.Path, "line %d: the hunk has no context or removed line to anchor it; add the line before or after the change as context", hunk.Line)
 		}
-		if !changed {
+		if !changed || hunk.Old == hunk.New {
 			return errf(ErrNoop, "patch", cur.Path, "line %d: the hunk changes nothing", hunk.Line)
 		}
 		cur.Hunks = append(cur.Hunks, *hunk)

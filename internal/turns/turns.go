@@ -28,14 +28,18 @@ const (
 	StateApplied = "applied" // the write happened
 )
 
-// FileRecord is what a turn did to one file.
+// FileRecord is what a turn did to one file. The bytes from before the turn live in a blob
+// file beside the record (Blob, Offset, Length), checked against OriginalSHA256 on reading.
 type FileRecord struct {
-	Path     string `json:"path"`               // relative to the workspace root
-	NewFile  bool   `json:"new_file"`           // the turn created the file; undo deletes it
-	Original []byte `json:"original,omitempty"` // the bytes before the turn (base64 in JSON)
-	Mode     uint32 `json:"mode,omitempty"`     // permission bits before the turn
-	Written  string `json:"written_sha256"`     // SHA-256 (hex) of the bytes the turn wrote
-	State    string `json:"state"`              // StatePending or StateApplied
+	Path           string `json:"path"`                      // relative to the workspace root
+	NewFile        bool   `json:"new_file"`                  // the turn created the file; undo deletes it
+	Blob           string `json:"blob,omitempty"`            // blob file holding the original bytes
+	Offset         int64  `json:"offset,omitempty"`          // of the original bytes in Blob
+	Length         int64  `json:"length,omitempty"`          // of the original bytes, in bytes
+	OriginalSHA256 string `json:"original_sha256,omitempty"` // hex SHA-256 of the original bytes
+	Mode           uint32 `json:"mode,omitempty"`            // permission bits before the turn
+	Written        string `json:"written_sha256"`            // SHA-256 (hex) of the bytes the turn wrote
+	State          string `json:"state"`                     // StatePending or StateApplied
 }
 
 // Record is the undo record of one turn in one workspace.
@@ -58,8 +62,9 @@ func (r *Record) File(path string) *FileRecord {
 	return nil
 }
 
-// Store holds the records of one workspace: one JSON file per turn (mode 0600) in a
-// directory (0700) named by the SHA-256 of the workspace's canonical path.
+// Store holds the records of one workspace in a directory (0700) named by the SHA-256 of
+// the workspace's canonical path: one JSON record per turn ("<turn>.json") and the original
+// bytes in blob files beside it ("<turn>.<random>.orig"), all mode 0600.
 type Store struct {
 	dir       string
 	workspace string
@@ -182,9 +187,18 @@ func (s *Store) Latest() (*Record, error) {
 	return nil, fmt.Errorf("workspace %s has no turn left to undo: %w", s.workspace, ErrNoTurn)
 }
 
-// Save writes rec atomically: a temporary file (0600) in the records directory (0700),
-// fsync, rename over the record, fsync of the directory.
-func (s *Store) Save(rec *Record) error {
+// Save writes rec atomically and durably: a temporary file (0600) in the records directory
+// (0700), fsync, rename over the record, fsync of the directory (which also makes blob files
+// saved before it durable).
+func (s *Store) Save(rec *Record) error { return s.save(rec, true) }
+
+// Update writes rec atomically (temporary file and rename) without waiting for the disk.
+// Use it only where losing the update in a crash is safe: a finalized record that reverts
+// to its durable pending form is still undone correctly, since undo checks pending entries
+// by content.
+func (s *Store) Update(rec *Record) error { return s.save(rec, false) }
+
+func (s *Store) save(rec *Record, durable bool) error {
 	if err := ValidID(rec.Turn); err != nil {
 		return err
 	}
@@ -198,6 +212,12 @@ func (s *Store) Save(rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("encode turn record: %w", err)
 	}
+	return s.writeAtomic(rec.Turn+".json", b, durable, durable)
+}
+
+// writeAtomic writes name in the records directory (0700): a temporary file (0600), fsync
+// (with syncFile), rename, fsync of the directory (with syncDir).
+func (s *Store) writeAtomic(name string, b []byte, syncFile, syncDir bool) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("turn records: mkdir: %w", err)
 	}
@@ -217,15 +237,20 @@ func (s *Store) Save(rec *Record) error {
 	if _, err := f.Write(b); err != nil {
 		return fail("write", err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail("fsync", err)
+	if syncFile {
+		if err := f.Sync(); err != nil {
+			return fail("fsync", err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fail("close", err)
 	}
-	if err := os.Rename(tmp, s.file(rec.Turn)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(s.dir, name)); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("turn records: rename: %w", err)
+	}
+	if !syncDir {
+		return nil
 	}
 	d, err := os.Open(s.dir)
 	if err != nil {
@@ -238,7 +263,8 @@ func (s *Store) Save(rec *Record) error {
 	return nil
 }
 
-// Delete removes the record of turn id; a missing record is not an error.
+// Delete removes the record of turn id and its blob files; a missing record is not an
+// error.
 func (s *Store) Delete(id string) error {
 	if err := ValidID(id); err != nil {
 		return err
@@ -246,5 +272,65 @@ func (s *Store) Delete(id string) error {
 	if err := os.Remove(s.file(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("turn records: remove: %w", err)
 	}
+	blobs, _ := filepath.Glob(filepath.Join(s.dir, id+".*.orig"))
+	for _, b := range blobs {
+		if err := os.Remove(b); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("turn records: remove blob: %w", err)
+		}
+	}
 	return nil
+}
+
+// SaveOriginals writes the original bytes of files to one new blob file of turn id
+// (atomically, 0600, the file fsync'd; the directory entry becomes durable with the next
+// Save) and fills in each record's Blob, Offset, Length and OriginalSHA256. originals[i]
+// belongs to files[i], with its SHA-256 sums[i]; nil entries (new files) are skipped.
+func (s *Store) SaveOriginals(id string, files []*FileRecord, originals [][]byte, sums [][32]byte) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("blob name: %w", err)
+	}
+	name := id + "." + hex.EncodeToString(b[:]) + ".orig"
+	var total int64
+	for _, o := range originals {
+		total += int64(len(o))
+	}
+	buf := make([]byte, 0, total)
+	for i, fr := range files {
+		if originals[i] == nil {
+			continue
+		}
+		fr.Blob, fr.Offset, fr.Length = name, int64(len(buf)), int64(len(originals[i]))
+		fr.OriginalSHA256 = hex.EncodeToString(sums[i][:])
+		buf = append(buf, originals[i]...)
+	}
+	return s.writeAtomic(name, buf, true, false)
+}
+
+// Original returns the bytes fr recorded from before the turn (empty for a new file). It
+// refuses bytes whose SHA-256 is not the recorded one.
+func (s *Store) Original(fr *FileRecord) ([]byte, error) {
+	if fr.NewFile || fr.Blob == "" {
+		return nil, nil
+	}
+	if filepath.Base(fr.Blob) != fr.Blob || filepath.Ext(fr.Blob) != ".orig" {
+		return nil, fmt.Errorf("turn record: blob name %q is invalid", fr.Blob)
+	}
+	f, err := os.Open(filepath.Join(s.dir, fr.Blob))
+	if err != nil {
+		return nil, fmt.Errorf("turn record: %w", err)
+	}
+	defer f.Close()
+	out := make([]byte, fr.Length)
+	if _, err := f.ReadAt(out, fr.Offset); err != nil {
+		return nil, fmt.Errorf("turn record: read original of %s: %w", fr.Path, err)
+	}
+	sum := sha256.Sum256(out)
+	if hex.EncodeToString(sum[:]) != fr.OriginalSHA256 {
+		return nil, fmt.Errorf("turn record: the saved original of %s does not match its SHA-256", fr.Path)
+	}
+	return out, nil
 }

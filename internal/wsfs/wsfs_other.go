@@ -35,3 +35,29 @@ func (r *Root) Remove(string, WriteOptions) error { return ErrUnsupported }
 
 // FoldsCase returns ErrUnsupported on this system.
 func (r *Root) FoldsCase(string) (bool, error) { return false, ErrUnsupported }
+
+// Staged is a staged write; on this system none can exist.
+type Staged struct{}
+
+// Stage returns ErrUnsupported on this system.
+func (r *Root) Stage(string, []byte, WriteOptions) (*Staged, error) { return nil, ErrUnsupported }
+
+// Commit returns ErrUnsupported on this system.
+func (s *Staged) Commit() error { return ErrUnsupported }
+
+// Abort does nothing on this system.
+func (s *Staged) Abort() {}
+
+// Rename returns ErrUnsupported on this system.
+func (s *Staged) Rename() error { return ErrUnsupported }
+
+// Sync returns ErrUnsupported on this system.
+func (s *Staged) Sync() error { return ErrUnsupported }
+
+// StageUnsynced returns ErrUnsupported on this system.
+func (r *Root) StageUnsynced(string, []byte, WriteOptions) (*Staged, error) {
+	return nil, ErrUnsupported
+}
+
+// SyncTemp returns ErrUnsupported on this system.
+func (s *Staged) SyncTemp() error { return ErrUnsupported }

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // modes runs f with openat2 resolution (Linux) and with the per-component O_NOFOLLOW walk
@@ -361,5 +363,25 @@ func TestReadFileLimit(t *testing.T) {
 	}
 	if b, _, err := r.ReadFile("big", 100); err != nil || len(b) != 100 {
 		t.Errorf("ReadFile at the limit = %d, %v", len(b), err)
+	}
+}
+
+// TestOpenat2Missing: where openat2 reports ENOSYS (Linux before 5.6, macOS), the root
+// switches to the O_NOFOLLOW walk for good, and still refuses symlinks.
+func TestOpenat2Missing(t *testing.T) {
+	r, ws, out := layout(t, false)
+	calls := 0
+	r.openat2Fn = func(int, string, int) (int, error) { calls++; return -1, unix.ENOSYS }
+	symlink(t, out, filepath.Join(ws, "linked"))
+	if b, _, err := r.ReadFile("dir/in.txt", 0); err != nil || string(b) != "inside\n" {
+		t.Fatalf("ReadFile = %q, %v", b, err)
+	}
+	if !r.walkOnly.Load() {
+		t.Fatal("ENOSYS did not switch the root to the walk")
+	}
+	_, _, err := r.ReadFile("linked/secret.txt", 0)
+	wantSymlink(t, "ReadFile", err, "linked")
+	if calls != 1 {
+		t.Errorf("openat2 called %d times, want once", calls)
 	}
 }

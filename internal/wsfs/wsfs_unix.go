@@ -30,6 +30,9 @@ type Root struct {
 	// syncDir syncs a directory descriptor; nil means fsync(2). Tests set it to inject a
 	// failure of the directory sync alone.
 	syncDir func(fd int) error
+
+	// openat2Fn replaces openat2 when set (tests: a kernel without openat2).
+	openat2Fn func(dirfd int, path string, flags int) (int, error)
 }
 
 // Open opens the directory dir as a workspace root. dir is made absolute and its own
@@ -73,7 +76,11 @@ func (r *Root) Abs(rel string) string { return r.path + "/" + rel }
 // a symlink. Errors are *PathError where the cause is the path, naming p as given.
 func (r *Root) resolve(dirfd int, p, rel string, flags int) (int, error) {
 	if !r.walkOnly.Load() {
-		fd, err := openat2(dirfd, rel, flags)
+		open := openat2
+		if r.openat2Fn != nil {
+			open = r.openat2Fn
+		}
+		fd, err := open(dirfd, rel, flags)
 		switch {
 		case err == nil:
 			return fd, nil
@@ -157,39 +164,61 @@ func classify(dirfd int, p, c string, last bool, err error) error {
 }
 
 // openDir opens the directory rel ("" for the root) beneath the root; with create, missing
-// directories are made (0755) one at a time, each relative to its parent's handle.
-func (r *Root) openDir(p, rel string, create bool) (int, error) {
+// directories are made (0755) one at a time, each relative to its parent's handle, and
+// returned (relative paths, in creation order) so that a failed write can remove them.
+func (r *Root) openDir(p, rel string, create bool) (int, []string, error) {
 	if rel == "" {
 		fd, err := unix.Openat(r.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return -1, fmt.Errorf("openat workspace root: %w", err)
+			return -1, nil, fmt.Errorf("openat workspace root: %w", err)
 		}
-		return fd, nil
+		return fd, nil, nil
 	}
 	fd, err := r.resolve(r.fd, p, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err == nil || !create || !errors.Is(err, ErrNotExist) {
-		return fd, err
+		return fd, nil, err
 	}
 	fd, err = unix.Openat(r.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("openat workspace root: %w", err)
+		return -1, nil, fmt.Errorf("openat workspace root: %w", err)
 	}
-	for _, c := range strings.Split(rel, "/") {
+	var created []string
+	comps := strings.Split(rel, "/")
+	for i, c := range comps {
 		nfd, err := r.resolve(fd, p, c, unix.O_RDONLY|unix.O_DIRECTORY)
 		if errors.Is(err, ErrNotExist) {
-			if merr := unix.Mkdirat(fd, c, 0o755); merr != nil && !errors.Is(merr, unix.EEXIST) {
+			merr := unix.Mkdirat(fd, c, 0o755)
+			if merr == nil {
+				created = append(created, strings.Join(comps[:i+1], "/"))
+			} else if !errors.Is(merr, unix.EEXIST) {
 				unix.Close(fd)
-				return -1, fmt.Errorf("path %q: mkdirat %q: %w", p, c, merr)
+				r.removeDirs(created)
+				return -1, nil, fmt.Errorf("path %q: mkdirat %q: %w", p, c, merr)
 			}
 			nfd, err = r.resolve(fd, p, c, unix.O_RDONLY|unix.O_DIRECTORY)
 		}
 		unix.Close(fd)
 		if err != nil {
-			return -1, err
+			r.removeDirs(created)
+			return -1, nil, err
 		}
 		fd = nfd
 	}
-	return fd, nil
+	return fd, created, nil
+}
+
+// removeDirs removes the directories a failed write created, deepest first, each only if
+// still empty (unlinkat AT_REMOVEDIR), relative to its parent's handle. Best effort.
+func (r *Root) removeDirs(created []string) {
+	for i := len(created) - 1; i >= 0; i-- {
+		dir, base := splitRel(created[i])
+		pfd, _, err := r.openDir(created[i], dir, false)
+		if err != nil {
+			return
+		}
+		unix.Unlinkat(pfd, base, unix.AT_REMOVEDIR)
+		unix.Close(pfd)
+	}
 }
 
 func infoOf(st *unix.Stat_t) Info {
@@ -206,7 +235,10 @@ func infoOf(st *unix.Stat_t) Info {
 }
 
 // readFd reads the regular file open on fd, refusing other kinds and files over max bytes.
+// It closes fd.
 func readFd(fd int, p string, max int64) ([]byte, Info, error) {
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, Info{}, fmt.Errorf("path %q: fstat: %w", p, err)
@@ -218,7 +250,6 @@ func readFd(fd int, p string, max int64) ([]byte, Info, error) {
 	if max > 0 && st.Size > max {
 		return nil, info, fmt.Errorf("path %q: %d bytes, over the limit of %d: %w", p, st.Size, max, ErrTooLarge)
 	}
-	f := os.NewFile(uintptr(fd), p)
 	buf := make([]byte, 0, st.Size+1)
 	for {
 		n, err := f.Read(buf[len(buf):cap(buf)])
@@ -236,8 +267,6 @@ func readFd(fd int, p string, max int64) ([]byte, Info, error) {
 			buf = append(buf, 0)[:len(buf)]
 		}
 	}
-	// f owns fd now; the caller must not close it again.
-	f.Close()
 	return buf, info, nil
 }
 
@@ -294,80 +323,205 @@ func (r *Root) fsyncDir(fd int) error {
 	return unix.Fsync(fd)
 }
 
-// WriteFile replaces (or creates) the file p with data atomically: it opens p's directory
-// from the root handle, calls opts.Check with the file's current bytes, writes a temporary
-// file in that directory, fsyncs it, renames it over p relative to the directory handle
-// (renameat(2)), and fsyncs the directory. A symlink at p is refused, never followed. If
-// only the directory fsync fails, the returned error is a *DurabilityError: the file was
-// written. Any other error means p is unchanged.
+// WriteFile replaces (or creates) the file p with data atomically: Stage, then Commit. A
+// symlink at p is refused, never followed. If only the directory fsync fails, the returned
+// error is a *DurabilityError: the file was written. Any other error means p is unchanged
+// (and directories MkdirParents made for it are removed again).
 func (r *Root) WriteFile(p string, data []byte, opts WriteOptions) error {
+	st, err := r.Stage(p, data, opts)
+	if err != nil {
+		return err
+	}
+	return st.Commit()
+}
+
+// Staged is new content for one file, written and fsync'd under a temporary name in the
+// file's directory, held by a handle on that directory until Commit or Abort.
+type Staged struct {
+	r       *Root
+	p       string
+	dfd     int
+	base    string
+	tmp     string   // temporary name, "" once renamed or removed
+	tmpFile *os.File // the open temporary file until SyncTemp (StageUnsynced only)
+	created []string // directories made for the file
+	opts    WriteOptions
+	done    bool
+}
+
+// Stage opens p's directory from the root handle (making missing directories with
+// opts.MkdirParents), and writes data to a new temporary file there (0600 until the mode
+// of the file it replaces, or opts.Perm, is set; owner kept when running as root), then
+// fsyncs it. Nothing is visible at p until Commit. The caller must Commit or Abort.
+func (r *Root) Stage(p string, data []byte, opts WriteOptions) (*Staged, error) {
+	return r.stage(p, data, opts, false)
+}
+
+// StageUnsynced is Stage without the fsync: it starts the write-back of the temporary file
+// (sync_file_range(2) on Linux) and leaves it open; SyncTemp must follow before Rename.
+// Staging many files this way and then syncing them together lets the file system commit
+// them in fewer journal transactions.
+func (r *Root) StageUnsynced(p string, data []byte, opts WriteOptions) (*Staged, error) {
+	return r.stage(p, data, opts, true)
+}
+
+func (r *Root) stage(p string, data []byte, opts WriteOptions, deferSync bool) (*Staged, error) {
 	rel, err := r.CheckWritable(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dir, base := splitRel(rel)
-	dfd, err := r.openDir(p, dir, opts.MkdirParents)
+	dfd, created, err := r.openDir(p, dir, opts.MkdirParents)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer unix.Close(dfd)
-	cur, info, err := readAt(dfd, p, base, opts.MaxCheckSize)
-	if err != nil {
-		return err
-	}
-	if opts.Check != nil {
-		if err := opts.Check(cur, info); err != nil {
-			return err
-		}
-	}
+	s := &Staged{r: r, p: p, dfd: dfd, base: base, created: created, opts: opts}
 	perm := opts.Perm
 	if perm == 0 {
 		perm = 0o644
 	}
-	if info.Exists {
-		perm = info.Mode
+	uid, gid := -1, -1
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			perm, uid, gid = uint32(st.Mode)&0o777, int(st.Uid), int(st.Gid)
+		case unix.S_IFLNK:
+			s.Abort()
+			return nil, &PathError{Path: p, Component: base, Reason: "is a symlink", Err: ErrSymlink}
+		default:
+			s.Abort()
+			return nil, &PathError{Path: p, Reason: "is not a regular file", Err: ErrNotRegular}
+		}
 	}
 	tmp, err := tempName()
 	if err != nil {
-		return err
+		s.Abort()
+		return nil, err
 	}
-	tfd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	tfd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return fmt.Errorf("path %q: create temporary file: %w", p, err)
+		s.Abort()
+		return nil, fmt.Errorf("path %q: create temporary file: %w", p, err)
 	}
+	s.tmp = tmp
+	f := os.NewFile(uintptr(tfd), tmp)
 	fail := func(op string, err error) error {
-		unix.Unlinkat(dfd, tmp, 0)
+		f.Close()
+		s.Abort()
 		return fmt.Errorf("path %q: %s: %w", p, op, err)
 	}
-	f := os.NewFile(uintptr(tfd), tmp)
-	if err := unix.Fchmod(tfd, perm); err != nil {
-		f.Close()
-		return fail("fchmod", err)
-	}
-	if info.Exists && os.Geteuid() == 0 {
-		if err := unix.Fchown(tfd, info.Uid, info.Gid); err != nil {
-			f.Close()
-			return fail("fchown", err)
+	if uid >= 0 && os.Geteuid() == 0 {
+		if err := unix.Fchown(tfd, uid, gid); err != nil {
+			return nil, fail("fchown", err)
 		}
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fail("write", err)
+	if err := unix.Fchmod(tfd, perm); err != nil {
+		return nil, fail("fchmod", err)
 	}
+	if _, err := f.Write(data); err != nil {
+		return nil, fail("write", err)
+	}
+	s.tmpFile = f
+	if deferSync {
+		startWriteback(tfd)
+		return s, nil
+	}
+	if err := s.SyncTemp(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// SyncTemp fsyncs and closes the temporary file of a write staged with StageUnsynced
+// (Stage does it itself). Rename refuses a staged write whose temporary file is not synced.
+func (s *Staged) SyncTemp() error {
+	if s.tmpFile == nil {
+		return nil
+	}
+	f := s.tmpFile
+	s.tmpFile = nil
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fail("fsync", err)
+		s.Abort()
+		return fmt.Errorf("path %q: fsync: %w", s.p, err)
 	}
 	if err := f.Close(); err != nil {
-		return fail("close", err)
-	}
-	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
-		return fail("renameat", err)
-	}
-	if err := r.fsyncDir(dfd); err != nil {
-		return &DurabilityError{Path: p, Err: err}
+		s.Abort()
+		return fmt.Errorf("path %q: close: %w", s.p, err)
 	}
 	return nil
+}
+
+// Commit is Rename followed by Sync.
+func (s *Staged) Commit() error {
+	if err := s.Rename(); err != nil {
+		return err
+	}
+	return s.Sync()
+}
+
+// Rename reads the file's current bytes through the directory handle, calls opts.Check
+// with them, and renames the temporary file over the file (renameat(2) relative to the
+// handle): from here on the new content is visible. A failed check or rename aborts the
+// staged write and leaves the file unchanged. Sync must follow.
+func (s *Staged) Rename() error {
+	if s.done || s.tmp == "" {
+		return fmt.Errorf("path %q: staged write already finished", s.p)
+	}
+	if s.tmpFile != nil {
+		return fmt.Errorf("path %q: staged write not synced (SyncTemp)", s.p)
+	}
+	cur, info, err := readAt(s.dfd, s.p, s.base, s.opts.MaxCheckSize)
+	if err != nil {
+		s.Abort()
+		return err
+	}
+	if s.opts.Check != nil {
+		if err := s.opts.Check(cur, info); err != nil {
+			s.Abort()
+			return err
+		}
+	}
+	if err := unix.Renameat(s.dfd, s.tmp, s.dfd, s.base); err != nil {
+		s.Abort()
+		return fmt.Errorf("path %q: renameat: %w", s.p, err)
+	}
+	s.tmp, s.created = "", nil
+	return nil
+}
+
+// Sync fsyncs the directory after Rename, making the rename durable, and releases the
+// directory handle. Its error is a *DurabilityError: the file was written, but may not
+// survive a crash.
+func (s *Staged) Sync() error {
+	if s.done || s.tmp != "" {
+		return fmt.Errorf("path %q: sync of a staged write that was not renamed", s.p)
+	}
+	defer s.Abort() // closes the directory handle
+	if err := s.r.fsyncDir(s.dfd); err != nil {
+		return &DurabilityError{Path: s.p, Err: err}
+	}
+	return nil
+}
+
+// Abort removes the temporary file and the directories made for it, and releases the
+// directory handle. It does nothing after a Commit or a previous Abort.
+func (s *Staged) Abort() {
+	if s.done {
+		return
+	}
+	s.done = true
+	if s.tmpFile != nil {
+		s.tmpFile.Close()
+		s.tmpFile = nil
+	}
+	if s.tmp != "" {
+		unix.Unlinkat(s.dfd, s.tmp, 0)
+		s.tmp = ""
+	}
+	unix.Close(s.dfd)
+	s.r.removeDirs(s.created)
 }
 
 // Remove deletes the file p after opts.Check (if set) accepts its current bytes, relative to
@@ -379,7 +533,7 @@ func (r *Root) Remove(p string, opts WriteOptions) error {
 		return err
 	}
 	dir, base := splitRel(rel)
-	dfd, err := r.openDir(p, dir, false)
+	dfd, _, err := r.openDir(p, dir, false)
 	if err != nil {
 		return err
 	}
@@ -419,7 +573,7 @@ func (r *Root) FoldsCase(p string) (bool, error) {
 	if swapped == base {
 		return false, nil
 	}
-	dfd, err := r.openDir(p, dir, false)
+	dfd, _, err := r.openDir(p, dir, false)
 	if err != nil {
 		return false, err
 	}

@@ -1,0 +1,382 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/s-code-dev/s-code/internal/gitsafe"
+)
+
+// gitFlags are the flags shared by every `s-code git` subcommand.
+type gitFlags struct {
+	workspace string
+	json      bool
+	maxBytes  int
+	timeout   time.Duration
+}
+
+func newGitCmd(streams IO) *cobra.Command {
+	f := &gitFlags{}
+	cmd := &cobra.Command{
+		Use:   "git",
+		Short: "Inspect the workspace's Git repository through a hardened host git",
+		Long: `Inspect the workspace's Git repository (status, diff, log, show, blame) with a host git
+that cannot start any program the repository or the environment configures. Before every
+git command the repository's configuration is checked; a setting that could start a program
+(core.fsmonitor, filters, diff drivers, pagers, hooks path, includes, ...) refuses the
+repository with exit status 126, naming the key and the file.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.workspace, "workspace", "", "workspace root holding the repository (default: the nearest directory above holding .git)")
+	pf.BoolVar(&f.json, "json", false, "print the structured result as JSON")
+	pf.IntVar(&f.maxBytes, "max-bytes", gitsafe.DefaultMaxOutput, "keep at most this many bytes of git's output (the result is marked truncated)")
+	pf.DurationVar(&f.timeout, "timeout", gitsafe.DefaultTimeout, "stop each git command after this long")
+	cmd.AddCommand(
+		newGitStatusCmd(streams, f),
+		newGitDiffCmd(streams, f),
+		newGitLogCmd(streams, f),
+		newGitShowCmd(streams, f),
+		newGitBlameCmd(streams, f),
+	)
+	return cmd
+}
+
+// open returns the Repo of the workspace the flags name: --workspace, or the directory
+// holding .git nearest above the working directory (as for read and patch), or the
+// working directory.
+func (f *gitFlags) open() (*gitsafe.Repo, error) {
+	if f.maxBytes <= 0 {
+		return nil, usagef("--max-bytes must be positive")
+	}
+	if f.timeout <= 0 {
+		return nil, usagef("--timeout must be positive")
+	}
+	ws := f.workspace
+	if ws == "" {
+		var err error
+		if ws, err = defaultWorkspace(); err != nil {
+			return nil, err
+		}
+	}
+	return gitsafe.Open(ws, gitsafe.Options{MaxOutput: f.maxBytes, Timeout: f.timeout})
+}
+
+// gitError maps a gitsafe error to the command's exit status: refusals exit 126 (naming
+// every finding), bad arguments 2, anything else 1.
+func gitError(streams IO, err error) error {
+	var ce *gitsafe.ConfigError
+	if errors.As(err, &ce) {
+		for _, f := range ce.Findings[1:] {
+			fmt.Fprintf(streams.Err, "s-code: also: %s: %s in %s:%d: %s\n", f.Rule, f.Key, f.File, f.Line, f.Reason)
+		}
+		return &ExitError{Code: ExitDenied, Err: err}
+	}
+	var le *gitsafe.LayoutError
+	if errors.As(err, &le) {
+		return &ExitError{Code: ExitDenied, Err: err}
+	}
+	var ae *gitsafe.ArgError
+	if errors.As(err, &ae) {
+		return usageError{err}
+	}
+	return &ExitError{Code: ExitFailure, Err: err}
+}
+
+// emit prints v as JSON, or calls human; a truncated result adds a note on stderr.
+func emit(streams IO, f *gitFlags, v any, truncated bool, human func(w io.Writer) error) error {
+	if f.json {
+		if err := writeJSON(streams.Out, v); err != nil {
+			return err
+		}
+	} else if err := human(streams.Out); err != nil {
+		return err
+	}
+	if truncated {
+		fmt.Fprintf(streams.Err, "s-code: output truncated at %d bytes (see --max-bytes)\n", f.maxBytes)
+	}
+	return nil
+}
+
+// splitDash splits args at the "--" the user typed: before are revisions, after are paths.
+func splitDash(c *cobra.Command, args []string) (revs, paths []string) {
+	if i := c.ArgsLenAtDash(); i >= 0 {
+		return args[:i], args[i:]
+	}
+	return args, nil
+}
+
+func newGitStatusCmd(streams IO, f *gitFlags) *cobra.Command {
+	var opts gitsafe.StatusOptions
+	cmd := &cobra.Command{
+		Use:   "status [--] [PATH...]",
+		Short: "Show the working tree status (git status --porcelain=v2, parsed)",
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := f.open()
+			if err != nil {
+				return gitError(streams, err)
+			}
+			opts.Paths = args
+			st, err := r.Status(c.Context(), opts)
+			if err != nil {
+				return gitError(streams, err)
+			}
+			return emit(streams, f, st, st.Truncated, func(w io.Writer) error { return writeStatus(w, st) })
+		},
+	}
+	cmd.Flags().StringVar(&opts.Untracked, "untracked-files", "normal", "untracked files to list: no, normal or all")
+	cmd.Flags().BoolVar(&opts.Ignored, "ignored", false, "also list ignored files")
+	return cmd
+}
+
+// writeStatus prints st like `git status --short --branch`.
+func writeStatus(w io.Writer, st *gitsafe.Status) error {
+	b := st.Branch
+	head := "## " + b.Head
+	if b.OID == "(initial)" {
+		head = "## No commits yet on " + b.Head
+	}
+	if b.Upstream != "" {
+		head += "..." + b.Upstream
+		var ab []string
+		if b.Ahead > 0 {
+			ab = append(ab, "ahead "+strconv.Itoa(b.Ahead))
+		}
+		if b.Behind > 0 {
+			ab = append(ab, "behind "+strconv.Itoa(b.Behind))
+		}
+		if len(ab) > 0 {
+			head += " [" + strings.Join(ab, ", ") + "]"
+		}
+	}
+	var sb strings.Builder
+	sb.WriteString(head + "\n")
+	for _, e := range st.Entries {
+		switch e.Kind {
+		case gitsafe.KindUntracked:
+			sb.WriteString("?? " + e.Path + "\n")
+		case gitsafe.KindIgnored:
+			sb.WriteString("!! " + e.Path + "\n")
+		default:
+			xy := strings.ReplaceAll(e.XY, ".", " ")
+			if e.OrigPath != "" {
+				sb.WriteString(xy + " " + e.OrigPath + " -> " + e.Path + "\n")
+			} else {
+				sb.WriteString(xy + " " + e.Path + "\n")
+			}
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func newGitDiffCmd(streams IO, f *gitFlags) *cobra.Command {
+	var staged bool
+	cmd := &cobra.Command{
+		Use:   "diff [--staged] [REVISION [REVISION]] [-- PATH...]",
+		Short: "Show changes: working tree, staged, or between revisions (with per-file statistics)",
+		RunE: func(c *cobra.Command, args []string) error {
+			revs, paths := splitDash(c, args)
+			if len(revs) > 2 {
+				return usagef("git diff: at most two revisions (put paths after --)")
+			}
+			r, err := f.open()
+			if err != nil {
+				return gitError(streams, err)
+			}
+			d, err := r.Diff(c.Context(), gitsafe.DiffOptions{Staged: staged, Revisions: revs, Paths: paths})
+			if err != nil {
+				return gitError(streams, err)
+			}
+			return emit(streams, f, d, d.Truncated, func(w io.Writer) error {
+				_, err := io.WriteString(w, d.Patch)
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&staged, "staged", false, "compare the index (staged changes) instead of the working tree")
+	cmd.Flags().BoolVar(&staged, "cached", false, "same as --staged")
+	return cmd
+}
+
+func newGitLogCmd(streams IO, f *gitFlags) *cobra.Command {
+	var opts gitsafe.LogOptions
+	cmd := &cobra.Command{
+		Use:   "log [-n COUNT] [--skip N] [REVISION...] [-- PATH...]",
+		Short: "Show commits (hash, parents, author, committer, subject, body)",
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Revisions, opts.Paths = splitDash(c, args)
+			if opts.Count < 1 {
+				return usagef("git log: --max-count must be at least 1")
+			}
+			r, err := f.open()
+			if err != nil {
+				return gitError(streams, err)
+			}
+			l, err := r.Log(c.Context(), opts)
+			if err != nil {
+				return gitError(streams, err)
+			}
+			return emit(streams, f, l, l.Truncated, func(w io.Writer) error {
+				var sb strings.Builder
+				for i, cm := range l.Commits {
+					if i > 0 {
+						sb.WriteString("\n")
+					}
+					writeCommit(&sb, &cm)
+				}
+				_, err := io.WriteString(w, sb.String())
+				return err
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&opts.Count, "max-count", "n", gitsafe.DefaultLogCount, "show at most this many commits")
+	cmd.Flags().IntVar(&opts.Skip, "skip", 0, "skip this many commits first")
+	return cmd
+}
+
+// gitDate is git's default date format (git-log(1) --date=default).
+const gitDate = "Mon Jan 2 15:04:05 2006 -0700"
+
+// writeCommit prints c like git log's medium format.
+func writeCommit(sb *strings.Builder, c *gitsafe.Commit) {
+	sb.WriteString("commit " + c.Hash + "\n")
+	if len(c.Parents) > 1 {
+		var short []string
+		for _, p := range c.Parents {
+			short = append(short, p[:7])
+		}
+		sb.WriteString("Merge: " + strings.Join(short, " ") + "\n")
+	}
+	fmt.Fprintf(sb, "Author: %s <%s>\nDate:   %s\n\n", c.Author.Name, c.Author.Email, c.Author.Date.Format(gitDate))
+	sb.WriteString("    " + c.Subject + "\n")
+	if c.Body != "" {
+		sb.WriteString("\n")
+		for _, line := range strings.Split(c.Body, "\n") {
+			sb.WriteString(strings.TrimRight("    "+line, " ") + "\n")
+		}
+	}
+}
+
+func newGitShowCmd(streams IO, f *gitFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show OBJECT",
+		Short: "Show a commit with its patch, or a file or directory at a revision (REVISION:PATH)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := f.open()
+			if err != nil {
+				return gitError(streams, err)
+			}
+			s, err := r.Show(c.Context(), args[0])
+			if err != nil {
+				return gitError(streams, err)
+			}
+			return emit(streams, f, s, s.Truncated, func(w io.Writer) error {
+				var sb strings.Builder
+				switch {
+				case s.Commit != nil:
+					writeCommit(&sb, s.Commit)
+					if s.Diff.Patch != "" {
+						sb.WriteString("\n" + s.Diff.Patch)
+					}
+				case s.Type == gitsafe.TypeTree:
+					sb.WriteString("tree " + args[0] + "\n\n")
+					for _, e := range s.Entries {
+						name := e.Name
+						if e.Mode == "40000" {
+							name += "/"
+						}
+						sb.WriteString(name + "\n")
+					}
+				default:
+					sb.WriteString(s.Content)
+				}
+				_, err := io.WriteString(w, sb.String())
+				return err
+			})
+		},
+	}
+}
+
+func newGitBlameCmd(streams IO, f *gitFlags) *cobra.Command {
+	var ranges []string
+	cmd := &cobra.Command{
+		Use:   "blame [-L START,END]... [REVISION] [--] PATH",
+		Short: "Show which commit last changed each line of a file",
+		RunE: func(c *cobra.Command, args []string) error {
+			opts, err := blameArgs(c, args, ranges)
+			if err != nil {
+				return err
+			}
+			r, err := f.open()
+			if err != nil {
+				return gitError(streams, err)
+			}
+			b, err := r.Blame(c.Context(), opts)
+			if err != nil {
+				return gitError(streams, err)
+			}
+			return emit(streams, f, b, b.Truncated, func(w io.Writer) error { return writeBlame(w, b) })
+		},
+	}
+	cmd.Flags().StringArrayVarP(&ranges, "lines", "L", nil, "annotate only lines START,END (repeatable)")
+	return cmd
+}
+
+// blameArgs reads `[REVISION] [--] PATH` and the -L ranges.
+func blameArgs(c *cobra.Command, args, ranges []string) (gitsafe.BlameOptions, error) {
+	var opts gitsafe.BlameOptions
+	revs, paths := splitDash(c, args)
+	switch {
+	case len(paths) == 1 && len(revs) <= 1:
+		opts.Path = paths[0]
+		if len(revs) == 1 {
+			opts.Revision = revs[0]
+		}
+	case len(paths) == 0 && len(revs) == 1:
+		opts.Path = revs[0]
+	case len(paths) == 0 && len(revs) == 2:
+		opts.Revision, opts.Path = revs[0], revs[1]
+	default:
+		return opts, usagef("git blame: want [REVISION] [--] PATH")
+	}
+	for _, r := range ranges {
+		a, b, ok := strings.Cut(r, ",")
+		start, err1 := strconv.Atoi(a)
+		end, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil {
+			return opts, usagef("git blame: -L %q: want START,END (line numbers)", r)
+		}
+		opts.Lines = append(opts.Lines, gitsafe.LineRange{Start: start, End: end})
+	}
+	return opts, nil
+}
+
+// writeBlame prints b like git blame's default output.
+func writeBlame(w io.Writer, b *gitsafe.Blame) error {
+	width, numWidth := 0, 1
+	for _, l := range b.Lines {
+		width = max(width, len(b.Commits[l.Commit].Author.Name))
+		numWidth = max(numWidth, len(strconv.Itoa(l.Line)))
+	}
+	var sb strings.Builder
+	for _, l := range b.Lines {
+		c := b.Commits[l.Commit]
+		hash := l.Commit[:8]
+		if c.Boundary {
+			hash = "^" + l.Commit[:7]
+		}
+		fmt.Fprintf(&sb, "%s (%-*s %s %*d) %s\n", hash, width, c.Author.Name,
+			c.Author.Date.Format("2006-01-02 15:04:05 -0700"), numWidth, l.Line, l.Content)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
