@@ -1,6 +1,9 @@
 package safety
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // This file judges shell builtins that take variable names, callbacks or pagers: names
 // with array subscripts are evaluated by bash (a[$(cmd)] runs cmd), printf -v and read
@@ -17,6 +20,8 @@ func registerBuiltins() {
 	register(hHash, "hash")
 	register(hMan, "man")
 	register(hJournalctl, "journalctl")
+	register(hSet, "set")
+	register(hPrintenv, "printenv")
 }
 
 // subscriptCode judges the command substitutions inside a literal argument that bash
@@ -147,6 +152,47 @@ func hMan(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	return 0
 }
+
+// hSet judges set: "set -- A B" (or operands after options) set the positional parameters,
+// which later "$@" and "$1" expand to.
+func hSet(a *analyzer, argv []arg, c *callInfo) eff {
+	i := 1
+	for i < len(argv) && (strings.HasPrefix(argv[i].s, "-") || strings.HasPrefix(argv[i].s, "+")) && argv[i].s != "--" {
+		if argv[i].s == "-o" || argv[i].s == "+o" {
+			i++
+		}
+		i++
+	}
+	if i < len(argv) && argv[i].s == "--" {
+		i++
+	} else if i >= len(argv) {
+		return 0
+	}
+	a.setParams(argv[i:])
+	return 0
+}
+
+// setParams sets the positional parameters $1 … and $@ / $* to the values of xs.
+func (a *analyzer) setParams(xs []arg) {
+	if a.vars == nil {
+		a.vars = map[string]string{}
+	}
+	all := make([]string, 0, len(xs))
+	for n, x := range xs {
+		v := x.s
+		if x.dyn {
+			v = dyn
+		}
+		a.vars[strconv.Itoa(n+1)] = v
+		all = append(all, v)
+	}
+	a.vars["@"] = strings.Join(all, " ")
+	a.vars["*"] = a.vars["@"]
+}
+
+// hPrintenv: the environment holds tokens, so its output counts as credential content
+// (piped to a network command it is exfiltration).
+func hPrintenv(a *analyzer, argv []arg, c *callInfo) eff { return effCredRead }
 
 // hJournalctl judges journalctl: reading is allowed; vacuuming, rotating and flushing
 // change the journal.

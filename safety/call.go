@@ -140,6 +140,20 @@ func (a *analyzer) envName(name string, c *callInfo) {
 func (a *analyzer) decl(x *syntax.DeclClause) {
 	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
 	defer a.freeCall(c)
+	nameref := x.Variant != nil && x.Variant.Value == "nameref"
+	for _, as := range x.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if l := as.Value.Lit(); strings.HasPrefix(l, "-") && strings.Contains(l, "n") {
+				nameref = true
+			}
+		}
+		if nameref && as.Value != nil && !as.Naked {
+			// declare -n ref=PATH: assigning ref later assigns PATH.
+			if l := as.Value.Lit(); l != "" {
+				a.envName(l, c)
+			}
+		}
+	}
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
 			var buf [2]arg
@@ -279,6 +293,12 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	}
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
+	if metaOnly[argv[0].s] {
+		if a.ctx.Policy != nil {
+			a.applyPolicy(argv, c, start)
+		}
+		return e
+	}
 	for _, x := range argv[1:] {
 		if x.cred && e&effNetwork != 0 {
 			a.find(c, "exfil.credential", Deny, "A credential file's content is an argument of a network command")
@@ -298,6 +318,16 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 		a.applyPolicy(argv, c, start)
 	}
 	return e
+}
+
+// metaOnly lists programs that only read names and metadata, never file contents, so
+// naming a credential file is not reading it.
+var metaOnly = map[string]bool{
+	"ls": true, "stat": true, "du": true, "tree": true, "test": true, "[": true,
+	"dirname": true, "basename": true, "realpath": true, "readlink": true, "namei": true,
+	"lsattr": true, "getfacl": true, "exa": true, "eza": true, "lsd": true, "df": true,
+	"dir": true, "vdir": true, "pwd": true, "echo": true, "printf": true, "cd": true,
+	"pushd": true, "mkdir": true, "touch": true,
 }
 
 // judgeProgram resolves argv[0] and calls its handler.
@@ -323,10 +353,16 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	name := a0.s
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		if !systemBinDir(name[:i]) {
+			if a.runsFetched(a0, c) {
+				return 0
+			}
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
 			return 0
 		}
 		name = name[i+1:]
+	}
+	if len(a.fstk) > 0 {
+		a.calls = append(a.calls, callEdge{from: a.fstk[len(a.fstk)-1], to: name, fork: a.pipe || a.bg})
 	}
 	if a.funcs[name] {
 		for _, f := range a.fstk {
@@ -398,7 +434,13 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
 	a.vars, a.funcs, a.fstk, a.pipe = a.params, nil, nil, false
 	a.params = nil
+	calls := a.calls
+	a.calls = nil
 	e := a.script(text, d)
+	if f, ok := a.forkCycle(); ok {
+		a.add("function.forkbomb", Deny, 0, len(text), "The functions calling "+f+" call each other in pipelines or in the background")
+	}
+	a.calls = calls
 	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
 	a.src = saved
 	return e

@@ -96,6 +96,9 @@ func (a *analyzer) run(src string, d Dialect) {
 		// Judge what can be parsed anyway, so that other findings are reported too.
 	}
 	a.script(src, d)
+	if f, ok := a.forkCycle(); ok {
+		a.addAt("function.forkbomb", Deny, 0, snippet(src, 0), "The functions calling "+f+" call each other in pipelines or in the background")
+	}
 }
 
 // script parses and judges src (the current source) in dialect d. On a parse error, the

@@ -43,39 +43,31 @@ func register(h handler, names ...string) {
 func init() {
 	commands = make(map[string]handler, 512)
 	register(allow,
-		// Reading files and text.
-		"ls", "dir", "vdir", "cat", "tac", "head", "tail", "grep", "egrep", "fgrep", "zgrep",
-		"zegrep", "zfgrep", "ag", "ack", "wc", "echo", "printf", "pwd", "true", "false", ":",
-		"test", "[", "which", "whereis", "type", "file", "stat", "du", "df", "tree", "cut", "tr",
-		"nl", "od", "hexdump", "diff", "cmp", "comm", "paste", "join", "column", "fmt", "fold",
-		"expand", "unexpand", "rev", "seq", "cal", "ncal", "whoami", "id", "groups", "uname",
-		"uptime", "printenv", "basename", "dirname", "realpath", "readlink", "md5sum", "sha1sum",
-		"sha224sum", "sha256sum", "sha384sum", "sha512sum", "cksum", "b2sum", "sum", "md5",
-		"shasum", "jq", "gojq", "jless", "locate", "plocate", "mlocate", "ps", "pgrep", "pstree", "pidof",
-		"free", "lsblk", "lscpu", "lsusb", "lspci", "lsmod", "lsof", "whatis", "apropos",
-		"man", "info", "help", "jobs", "sleep", "wait", "strings", "nm", "objdump", "readelf",
-		"size", "look", "numfmt", "tsort", "factor", "expr", "bc", "getconf", "nproc", "arch",
-		"hostid", "logname", "tty", "users", "who", "w", "last", "lastlog", "zcat", "bzcat",
-		"xzcat", "zstdcat", "lz4cat", "gzcat", "zless", "zmore", "bat", "batcat", "exa", "eza",
-		"lsd", "htop", "btop", "top", "atop", "vmstat", "iostat", "mpstat", "sar", "netstat", "ss",
-		"tput", "clear", "reset", "stty", "locale", "shellcheck", "yes", "base32", "basenc",
-		"cd", "pushd", "popd", "dirs", "set", "shopt", "unset", "umask", "read", "mapfile",
-		"readarray", "getopts", "shift", "return", "exit", "break", "continue", "unalias",
-		"history", "ulimit", "times", "caller", "compgen", "complete", "compopt", "let",
-		"export", "declare", "typeset", "local", "readonly", "hash", "dmesg", "journalctl",
-		"lsattr", "getfacl", "namei", "findmnt", "blkid", "fc-list", "dpkg-query", "tldr",
-		"diffstat", "colordiff", "wdiff", "icdiff", "delta", "difft", "tokei", "cloc", "scc",
-		"sloccount", "xmllint", "yamllint", "jsonlint", "csvlook", "csvstat", "mlr", "gron",
-		"fx", "identify", "exiftool", "mediainfo", "ffprobe", "pdfinfo",
-		"pdftotext", "lsb_release", "sw_vers", "system_profiler", "vm_stat",
-		"ioreg", "mdfind", "mdls", "plutil", "otool", "dwarfdump",
-		"printf", "cowsay", "figlet", "toilet", "lolcat", "banner", "fortune",
-		"neofetch", "fastfetch", "screenfetch", "inxi", "hwinfo", "dmidecode", "lshw", "sensors",
-		"acpi", "upower", "nvidia-smi", "glxinfo", "xdpyinfo", "xwininfo",
-		"xprop", "wmctrl", "uuidgen", "mcookie", "pwgen",
-		"column", "csvcut", "csvgrep", "xsv", "qsv", "dig", "host", "nslookup",
-		"whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "getent",
-		"loginctl", "busctl", "localectl")
+		// Programs that only read files, print text or report state.
+		"ls", "dir", "vdir", "cat", "tac", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "zegrep",
+		"zfgrep", "ag", "ack", "wc", "echo", "pwd", "true", "false", ":", "which", "whereis", "type",
+		"file", "stat", "du", "df", "tree", "cut", "tr", "nl", "od", "hexdump", "diff", "cmp", "comm",
+		"paste", "join", "column", "fmt", "fold", "expand", "unexpand", "rev", "seq", "cal", "ncal",
+		"whoami", "id", "groups", "uname", "uptime", "basename", "dirname", "realpath", "readlink",
+		"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "cksum", "b2sum",
+		"sum", "md5", "shasum", "jq", "gojq", "jless", "locate", "plocate", "mlocate", "ps", "pgrep",
+		"pstree", "pidof", "free", "lsblk", "lscpu", "lsusb", "lspci", "lsmod", "lsof", "whatis",
+		"apropos", "info", "help", "jobs", "strings", "nm", "objdump", "readelf", "size", "look",
+		"numfmt", "tsort", "factor", "expr", "bc", "getconf", "nproc", "arch", "hostid", "logname",
+		"tty", "users", "who", "w", "last", "lastlog", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
+		"gzcat", "zless", "zmore", "bat", "batcat", "exa", "eza", "lsd", "htop", "btop", "top", "atop",
+		"vmstat", "iostat", "mpstat", "sar", "netstat", "ss", "tput", "clear", "reset", "stty",
+		"locale", "shellcheck", "yes", "dirs", "shopt", "umask", "shift", "return", "exit", "break",
+		"continue", "unalias", "history", "ulimit", "times", "caller", "compgen", "complete",
+		"compopt", "dmesg", "lsattr", "getfacl", "namei", "findmnt", "blkid", "fc-list", "dpkg-query",
+		"tldr", "diffstat", "colordiff", "wdiff", "icdiff", "delta", "difft", "tokei", "cloc", "scc",
+		"sloccount", "xmllint", "yamllint", "jsonlint", "csvlook", "csvstat", "mlr", "gron", "fx",
+		"identify", "exiftool", "mediainfo", "ffprobe", "pdfinfo", "pdftotext", "lsb_release",
+		"sw_vers", "system_profiler", "vm_stat", "ioreg", "mdfind", "mdls", "plutil", "otool",
+		"dwarfdump", "cowsay", "figlet", "toilet", "lolcat", "banner", "fortune", "neofetch",
+		"fastfetch", "screenfetch", "inxi", "hwinfo", "dmidecode", "lshw", "sensors", "acpi", "upower",
+		"nvidia-smi", "glxinfo", "xdpyinfo", "xwininfo", "xprop", "wmctrl", "uuidgen", "mcookie",
+		"pwgen", "csvcut", "csvgrep", "xsv", "qsv", "getent", "loginctl", "busctl")
 	register(hNetworkLookup, "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
 	register(hWait, "sleep", "wait")
 	register(hCd, "cd", "pushd", "popd")
@@ -102,8 +94,9 @@ func init() {
 	register(hOutputOpt("o", "output"), "shuf", "iconv", "sdiff", "pandoc", "uconv")
 	register(hXxd, "xxd")
 	register(hBase64, "base64", "gbase64")
-	register(hBase64, "base32", "basenc", "uudecode", "openssl")
-	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo")
+	register(hBase64, "base32", "basenc", "uudecode")
+	register(hOpenssl, "openssl")
+	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo", "lzma", "unlzma", "compress", "uncompress")
 	register(hMktemp, "mktemp")
 
 	register(hCurl, "curl")
@@ -134,8 +127,9 @@ func init() {
 	register(interp("e", "e", "rI"), "ruby", "irb", "jruby")
 	register(interp("r", "r", ""), "php")
 	register(interp("e", "e", "l"), "lua", "luajit")
-	register(interp("e", "e", ""), "osascript", "Rscript", "julia", "tclsh", "wish", "elixir", "erl", "escript", "gjs", "qjs", "jjs", "groovy", "scala", "kotlin", "swift", "jshell", "R", "octave", "racket", "guile", "sbcl", "clisp", "ghci", "runghc", "runhaskell", "ocaml", "php-cli", "crystal", "nim", "dart", "bb", "nu", "pwsh", "powershell", "vim", "vi", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "micro", "ed", "ex", "code", "subl", "gedit", "kate", "mcedit", "joe", "helix", "hx", "kak", "dc")
+	register(interp("e", "e", ""), "osascript", "Rscript", "julia", "tclsh", "wish", "elixir", "erl", "escript", "gjs", "qjs", "jjs", "groovy", "scala", "kotlin", "swift", "jshell", "R", "octave", "racket", "guile", "sbcl", "clisp", "ghci", "runghc", "runhaskell", "ocaml", "php-cli", "crystal", "nim", "dart", "bb", "nu", "pwsh", "powershell", "dc")
 	register(hDeno, "deno", "bun")
+	register(hEditor, "vim", "vi", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "micro", "ed", "ex", "code", "subl", "gedit", "kate", "mcedit", "joe", "helix", "hx", "kak")
 	register(hRunWorkspace, "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "buck2", "gradle", "gradlew", "mvn", "mvnw", "ant", "sbt", "lein", "rake", "just", "task", "mage", "tox", "nox", "pytest", "py.test", "jest", "vitest", "mocha", "karma", "phpunit", "rspec", "tsc", "tsx", "ts-node", "esbuild", "webpack", "vite", "rollup", "parcel", "babel", "eslint", "prettier", "black", "ruff", "isort", "flake8", "pylint", "mypy", "pyright", "rubocop", "golangci-lint", "staticcheck", "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "javac", "java", "kotlinc", "scalac", "ghc", "dotnet", "msbuild", "xcodebuild", "swiftc", "zig", "nasm", "as", "ld", "gdb", "lldb", "perf", "hyperfine", "pre-commit", "terraform", "tofu", "pulumi", "ansible", "ansible-playbook", "vagrant", "packer", "helm", "skaffold", "tilt", "air", "nodemon", "nvm", "pyenv", "rbenv", "virtualenv", "composer", "mix", "rebar3", "stack", "cabal", "opam", "dune", "sphinx-build", "mkdocs", "hugo", "jekyll", "zola", "sass", "lessc", "protoc", "buf", "flatc", "thrift", "swagger-codegen", "openapi-generator", "sqlc", "wire", "mockgen", "stringer", "jupyter", "streamlit", "flask", "django-admin", "uvicorn", "gunicorn", "rails", "artisan", "deploy", "ctest", "cpack", "autoreconf", "autoconf", "automake", "libtool", "configure", "bear", "scons", "waf", "premake5", "xmake")
 	register(hEnvRunner, "uv", "rye", "poetry", "pdm", "hatch", "pipenv", "conda", "mamba", "micromamba", "bundle", "bundler", "mise", "asdf", "direnv", "nix-shell", "nix", "devbox", "pixi")
 	register(hNpm, "npm", "yarn", "pnpm", "corepack")
@@ -285,8 +279,6 @@ func (a *analyzer) destroy(x arg, fam string, c *callInfo) bool {
 	return true
 }
 
-var rmSpec = optSpec{long: []string{"interactive"}, arg: "nsu"}
-
 // hRm judges rm, unlink, rmdir and shred: every operand is written; recursive or
 // wildcard deletion of critical paths is destructive.
 func hRm(a *analyzer, argv []arg, c *callInfo) eff {
@@ -355,7 +347,7 @@ func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	if len(p.ops) >= 2 {
-		a.writeTarget(p.ops[len(p.ops)-1], "write", c.pos, c.end)
+		a.destination(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], c)
 	} else if len(p.ops) == 1 && p.ops[0].dyn {
 		a.find(c, "write.dynamic-path", Ask, "")
 	}
@@ -374,7 +366,33 @@ func hMv(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		a.writeTarget(x, "write", c.pos, c.end)
 	}
+	if len(p.ops) >= 2 {
+		a.destination(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], c)
+	}
 	return 0
+}
+
+// destination judges the destination of cp, mv and ln: the path itself and, as it may be a
+// directory, the path of each source's base name inside it (cp -r hooks .git/ writes
+// .git/hooks).
+func (a *analyzer) destination(dst arg, srcs []arg, c *callInfo) {
+	a.writeTarget(dst, "write", c.pos, c.end)
+	if dst.dyn {
+		return
+	}
+	for _, s := range srcs {
+		if s.dyn {
+			continue
+		}
+		b := path.Base(strings.TrimSuffix(s.s, "/"))
+		if b == "/" || b == "." || b == ".." {
+			continue
+		}
+		y := dst
+		y.s = strings.TrimSuffix(dst.s, "/") + "/" + b
+		y.glob = y.glob || s.glob
+		a.writeTarget(y, "write", c.pos, c.end)
+	}
 }
 
 // hLn: ln writes the link name (the last operand, -t DIR, or the source's base name in the
@@ -385,13 +403,40 @@ func hLn(a *analyzer, argv []arg, c *callInfo) eff {
 		a.writeTarget(t.val, "write", c.pos, c.end)
 		return 0
 	}
+	var name arg
 	switch {
 	case len(p.ops) >= 2:
-		a.writeTarget(p.ops[len(p.ops)-1], "write", c.pos, c.end)
+		name = p.ops[len(p.ops)-1]
+		a.destination(name, p.ops[:len(p.ops)-1], c)
 	case len(p.ops) == 1:
-		a.writeTarget(lit(path.Base(p.ops[0].s)), "write", c.pos, c.end)
+		name = lit(path.Base(p.ops[0].s))
+		a.writeTarget(name, "write", c.pos, c.end)
+	default:
+		return 0
+	}
+	if len(p.ops) <= 2 {
+		a.recordLink(name, p.ops[0])
 	}
 	return 0
+}
+
+// recordLink remembers that name is now a link to target, so that later writes through
+// name are judged as writes to target.
+func (a *analyzer) recordLink(name, target arg) {
+	n, ok := a.resolve(name)
+	if !ok || strings.Contains(n, dyn) {
+		return
+	}
+	t := target.s
+	if target.dyn {
+		t = dyn
+	} else if !strings.HasPrefix(t, "/") {
+		t = path.Dir(n) + "/" + t
+	}
+	if a.links == nil {
+		a.links = map[string]string{}
+	}
+	a.links[n] = path.Clean(t)
 }
 
 // hChmod: chmod, chown and chgrp change their operands after the mode or owner; recursive
@@ -507,54 +552,129 @@ func hXxd(a *analyzer, argv []arg, c *callInfo) eff {
 	return e
 }
 
-// hBase64: decoding tools; their output run as code is denied by the pipeline rule.
+// hBase64: base64, base32, basenc and uudecode decode with -d (also clustered, -di) or
+// --decode; output run as code is denied by the pipeline rule.
 func hBase64(a *analyzer, argv []arg, c *callInfo) eff {
 	if argv[0].s == "uudecode" {
 		return effDecode
 	}
 	for _, x := range argv[1:] {
-		switch x.s {
-		case "-d", "--decode", "-D", "-di", "-id", "enc", "-base64", "base64":
+		s := x.s
+		if s == "--decode" || s == "-D" || len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsRune(s, 'd') {
 			return effDecode
-		}
-		if strings.HasPrefix(x.s, "-") && !strings.HasPrefix(x.s, "--") && strings.Contains(x.s, "d") && argv[0].s != "openssl" {
-			return effDecode
-		}
-		if argv[0].s == "openssl" && (x.s == "-out" || x.s == "-writerand") {
-			a.find(c, "write.workspace", Ask, "openssl writes a file")
 		}
 	}
 	return 0
 }
 
-// hArchive: compressors, archivers and patch write files in place or in the working
-// directory.
+// hArchive: compressors, archivers, split and patch write files in place, into an
+// archive, or into the working directory (or the directory their options name); listing
+// and testing only read.
 func hArchive(a *analyzer, argv []arg, c *callInfo) eff {
 	name := argv[0].s
-	p := parseArgs(argv, &optSpec{arg: "dSoxibnpP", long: []string{"directory", "suffix", "output"}})
-	switch name {
-	case "zipinfo", "lsar":
-		return 0
-	case "unzip", "unrar", "7z", "7za", "7zr", "unar":
-		if p.has("l") || (len(argv) > 1 && (argv[1].s == "l" || argv[1].s == "t")) {
-			return 0
-		}
-	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4":
-		if p.has("c", "--stdout", "l", "--list", "t", "--test") {
-			return 0
+	var ops []arg
+	flags := map[string]bool{}
+	var dir arg // an extraction or output directory given by an option
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		switch {
+		case s == "--":
+			ops = append(ops, argv[i+1:]...)
+			i = len(argv)
+		case (s == "-d" && (name == "unzip" || name == "patch")) || s == "--directory" || (s == "-o" && name == "unar") || (s == "-C" && name == "cpio"):
+			if i+1 < len(argv) {
+				dir = argv[i+1]
+				i++
+			}
+		case (s == "-o" || s == "--output") && name == "patch":
+			if i+1 < len(argv) {
+				a.writeTarget(argv[i+1], "write", c.pos, c.end)
+				return 0
+			}
+		case strings.HasPrefix(s, "-o") && len(s) > 2 && strings.HasPrefix(name, "7z"):
+			dir = subArg(argv[i], s[2:])
+		case (s == "-TT" || s == "--unzip-command") && name == "zip" && i+1 < len(argv):
+			a.find(c, "exec.tool-exec", Ask, "zip -TT runs a command to test the archive")
+			a.nested(argv[i+1], POSIX, c)
+			i++
+		case (s == "-i" || s == "-F" || s == "-B" || s == "-r" || s == "-D" || s == "-p" || s == "-z") && name == "patch":
+			i++
+		case strings.HasPrefix(s, "--") || len(s) > 1 && s[0] == '-':
+			for _, ch := range s[1:] {
+				flags[string(ch)] = true
+			}
+			flags[s] = true
+		default:
+			ops = append(ops, argv[i])
 		}
 	}
-	if d, ok := p.get("d", "--directory", "o", "--output"); ok && d.has && (name == "unzip" || name == "patch") {
-		a.writeTarget(dirAll(d.val), "write", c.pos, c.end)
+	verb := ""
+	if len(ops) > 0 {
+		verb = ops[0].s
+	}
+	readOnly := false
+	switch name {
+	case "zipinfo", "lsar":
+		readOnly = true
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress":
+		readOnly = flags["c"] || flags["--stdout"] || flags["l"] || flags["--list"] || flags["t"] || flags["--test"]
+		if !readOnly {
+			a.writes(ops, c) // in place: the file and its compressed or uncompressed twin
+			return 0
+		}
+	case "unzip":
+		readOnly = flags["l"] || flags["t"] || flags["Z"] || flags["p"] || flags["v"]
+	case "7z", "7za", "7zr", "rar", "unrar", "ar":
+		readOnly = verb == "l" || verb == "t" || verb == "p" || verb == "tv" || verb == "lb"
+		if !readOnly && len(ops) > 1 && (verb == "a" || verb == "u" || verb == "d" || verb == "rn" || strings.ContainsAny(verb, "rqdm") && name == "ar") {
+			a.writeTarget(ops[1], "write", c.pos, c.end)
+			return 0
+		}
+	case "cpio":
+		readOnly = flags["t"] || flags["o"]
+		if flags["p"] && len(ops) > 0 {
+			dir = ops[len(ops)-1]
+		}
+	case "zip":
+		if len(ops) > 0 {
+			a.writeTarget(ops[0], "write", c.pos, c.end)
+		}
+		return 0
+	}
+	if readOnly {
+		return 0
+	}
+	if dir.s != "" || dir.dyn {
+		a.writeTarget(dirAll(dir), "write", c.pos, c.end)
 		return 0
 	}
 	a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
-	for _, x := range p.ops {
-		if !x.dyn && strings.HasPrefix(x.s, "/") {
-			a.writeTarget(x, "write", c.pos, c.end)
+	return 0
+}
+
+// hOpenssl judges openssl: decoding subcommands decode; -out writes a file; -engine loads
+// a shared object.
+func hOpenssl(a *analyzer, argv []arg, c *callInfo) eff {
+	var e eff
+	for i, x := range argv[1:] {
+		switch x.s {
+		case "-d", "-decode", "-base64", "base64", "-a":
+			if len(argv) > 1 && (argv[1].s == "enc" || argv[1].s == "base64") {
+				e |= effDecode
+			}
+		case "-out":
+			if i+2 < len(argv) {
+				a.writeTarget(argv[i+2], "write", c.pos, c.end)
+			}
+		case "-engine", "-provider-path", "-provider":
+			a.find(c, "exec.tool-exec", Ask, "openssl loads an engine or provider (a shared object)")
 		}
 	}
-	return 0
+	if len(argv) > 1 && (argv[1].s == "s_client" || argv[1].s == "s_server" || argv[1].s == "ocsp") {
+		a.find(c, "network.access", Ask, "")
+		e |= effNetwork | effFetch
+	}
+	return e
 }
 
 // dirAll returns an argument naming any file below directory x.
@@ -661,6 +781,15 @@ func hGofmt(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(dirAll(x), "write", c.pos, c.end)
 		}
 	}
+	return 0
+}
+
+// hEditor: editors change files and can run shell commands (vim :!, emacs M-!, ed !).
+func hEditor(a *analyzer, argv []arg, c *callInfo) eff {
+	if onlyVersion(argv) {
+		return 0
+	}
+	a.find(c, "exec.tool-exec", Ask, argv[0].s+" is an interactive editor that can change files and run commands")
 	return 0
 }
 

@@ -27,6 +27,9 @@ func interp(inline, argOpts, mod string) handler {
 					a.find(c, "network.pipe-to-shell", Deny, "An interpreter runs downloaded code")
 					return 0
 				}
+				if a.runsFetched(x, c) {
+					return 0
+				}
 				a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs the script "+display(s))
 				return 0
 			}
@@ -159,6 +162,9 @@ func hNpm(a *analyzer, argv []arg, c *callInfo) eff {
 			break
 		}
 	}
+	if sub == "config" || sub == "set" || sub == "get" {
+		return a.npmConfig(argv, c)
+	}
 	switch sub {
 	case "ls", "list", "ll", "la", "why", "explain", "help", "root", "prefix", "bin", "version", "-v", "--version", "fund", "doctor":
 		return 0
@@ -178,6 +184,40 @@ func hNpm(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	a.find(c, "exec.workspace-code", Ask, argv[0].s+" runs package scripts from the workspace")
+	return 0
+}
+
+// npmConfig judges npm/pnpm/yarn config (and npm set/get): reading is allowed; setting a
+// key that runs programs is denied; other changes ask.
+func (a *analyzer) npmConfig(argv []arg, c *callInfo) eff {
+	var words []arg
+	for _, x := range argv[1:] {
+		if !strings.HasPrefix(x.s, "-") {
+			words = append(words, x)
+		}
+	}
+	verb := words[0].s
+	rest := words[1:]
+	if verb == "config" {
+		if len(rest) == 0 {
+			return 0
+		}
+		verb, rest = rest[0].s, rest[1:]
+	}
+	switch verb {
+	case "get", "list", "ls", "current":
+		return 0
+	case "set":
+		for _, x := range rest {
+			k, _, _ := strings.Cut(x.s, "=")
+			if x.dyn || npmExecKey(k) {
+				a.find(c, "tool.config-exec", Deny, argv[0].s+" config set "+display(k))
+				return 0
+			}
+			break
+		}
+	}
+	a.find(c, "tool.config-set", Ask, argv[0].s+" config changes the package manager's configuration")
 	return 0
 }
 
@@ -216,9 +256,20 @@ func hGo(a *analyzer, argv []arg, c *callInfo) eff {
 	case "version", "help", "doc", "list":
 		return 0
 	case "env":
+		w := false
 		for _, x := range argv[2:] {
-			if x.s == "-w" || x.s == "-u" {
-				a.find(c, "write.outside-workspace", Ask, "go env -w changes the Go configuration")
+			switch {
+			case x.s == "-w":
+				w = true
+			case x.s == "-u":
+				a.find(c, "tool.config-set", Ask, "go env -u changes the Go configuration")
+			case w:
+				k, _, _ := strings.Cut(x.s, "=")
+				if x.dyn || goExecEnv(k) {
+					a.find(c, "tool.config-exec", Deny, "go env -w "+display(k))
+				} else {
+					a.find(c, "tool.config-set", Ask, "go env -w changes the Go configuration")
+				}
 			}
 		}
 		return 0
@@ -237,6 +288,31 @@ func hGo(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	a.find(c, "exec.workspace-code", Ask, "go "+argv[1].s+" runs code from the workspace")
 	return 0
+}
+
+// goExecEnv reports whether a Go environment setting names a program or flags that later
+// go commands run (go help environment).
+func goExecEnv(k string) bool {
+	switch k {
+	case "CC", "CXX", "FC", "AR", "PKG_CONFIG", "GOFLAGS", "GOTOOLCHAIN", "GOROOT", "GOENV",
+		"GOTOOLDIR", "GOPROXY", "GONOSUMDB", "GONOSUMCHECK", "GOSUMDB", "GOINSECURE",
+		"GONOPROXY", "GOEXPERIMENT", "GOAUTH", "GOCACHEPROG", "GOGCCFLAGS":
+		return true
+	}
+	return strings.HasPrefix(k, "CGO_")
+}
+
+// npmExecKey reports whether an npm, pnpm or yarn configuration key names a program, a
+// shell, Node options or code that later runs execute.
+func npmExecKey(k string) bool {
+	switch strings.ToLower(strings.TrimLeft(k, "-")) {
+	case "script-shell", "node-options", "shell", "editor", "browser", "git", "yarnpath",
+		"yarn-path", "init-module", "onload-script", "globalconfig", "userconfig", "prefix",
+		"ignore-scripts", "node-gyp", "npm-path", "nodelinker-script", "plugins", "registry",
+		"unsafe-perm", "scripts-prepend-node-path", "package-import-method":
+		return true
+	}
+	return false
 }
 
 // hCargo judges cargo and rustup.
@@ -309,11 +385,7 @@ func hPkg(a *analyzer, argv []arg, c *callInfo) eff {
 	case "list", "show", "policy", "search", "info", "depends", "rdepends", "madison", "showpkg", "changelog", "history", "leaves", "deps", "uses", "desc", "outdated", "doctor", "config", "--prefix", "repolist", "provides", "whatprovides", "query", "showhold", "check":
 		return 0
 	}
-	if a.ctx.Role == RoleRoot {
-		a.find(c, "package.install", Ask, "")
-	} else {
-		a.find(c, "package.install", Ask, "")
-	}
+	a.find(c, "package.install", Ask, "")
 	return effNetwork
 }
 
@@ -336,7 +408,7 @@ func hDocker(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	for _, x := range argv[1:] {
 		s := x.s
-		if s == "--privileged" || strings.HasPrefix(s, "--pid=host") || strings.HasPrefix(s, "--net=host") && false || strings.HasPrefix(s, "/:") || strings.Contains(s, "=/,") || strings.HasPrefix(s, "/var/run/docker.sock") || strings.HasPrefix(s, "--cap-add=ALL") || strings.HasPrefix(s, "--cap-add=SYS_ADMIN") {
+		if s == "--privileged" || strings.HasPrefix(s, "--pid=host") || strings.HasPrefix(s, "/:") || strings.Contains(s, "=/,") || strings.HasPrefix(s, "/var/run/docker.sock") || strings.HasPrefix(s, "--cap-add=ALL") || strings.HasPrefix(s, "--cap-add=SYS_ADMIN") {
 			a.find(c, "privilege.escalation", Deny, "A privileged container or a host mount of / gives root on the host")
 			return 0
 		}

@@ -241,7 +241,26 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		}
 		return 0
-	case "mergetool", "instaweb", "filter-repo", "daemon", "send-email", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
+	case "send-email":
+		a.find(c, "network.access", Ask, "git send-email sends mail")
+		for j := 1; j < len(args); j++ {
+			s := args[j].s
+			name, val, eq := strings.Cut(s, "=")
+			switch name {
+			case "--sendmail-cmd", "--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server":
+				v := subArg(args[j], val)
+				if !eq && j+1 < len(args) {
+					j++
+					v = args[j]
+				}
+				if name == "--smtp-server" && !strings.HasPrefix(v.s, "/") {
+					continue
+				}
+				a.nested(v, POSIX, c)
+			}
+		}
+		return effNetwork
+	case "mergetool", "instaweb", "filter-repo", "daemon", "web--browse", "credential", "credential-store", "credential-cache", "upload-pack", "receive-pack", "shell", "fast-import", "archimport", "cvsimport", "svn", "p4", "request-pull":
 		a.find(c, "exec.tool-exec", Ask, "git "+sub.s+" runs configured programs or talks to other systems")
 		return 0
 	case "archive", "format-patch", "bundle", "bugreport", "diagnose":
@@ -302,7 +321,6 @@ func (a *analyzer) gitReadOnly(args []arg, c *callInfo) eff {
 			a.writeTarget(args[j+2], "write", c.pos, c.end)
 		case s == "--ext-diff", strings.HasPrefix(s, "--open-files-in-pager"), s == "-O" && args[0].s == "grep", strings.HasPrefix(s, "-O") && args[0].s == "grep":
 			a.find(c, "exec.tool-exec", Ask, "This git option runs an external program")
-		case s == "--textconv" && args[0].s != "log" && args[0].s != "show" && args[0].s != "diff":
 		case strings.HasPrefix(s, "--upload-pack") || strings.HasPrefix(s, "--exec="):
 			a.find(c, "git.config-exec", Deny, "")
 		}
@@ -351,7 +369,7 @@ func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 	for j := 1; j < len(args); j++ {
 		s := args[j].s
 		switch {
-		case s == "--get" || s == "--get-all" || s == "--get-regexp" || s == "--get-urlmatch" || s == "-l" || s == "--list" || s == "--show-origin" && len(args) == 3 || s == "--get-color" || s == "--get-colorbool" || s == "-e" && false:
+		case s == "--get" || s == "--get-all" || s == "--get-regexp" || s == "--get-urlmatch" || s == "-l" || s == "--list" || s == "--show-origin" && len(args) == 3 || s == "--get-color" || s == "--get-colorbool":
 			get = true
 		case s == "-f" || s == "--file" || s == "--blob" || s == "--default" || s == "--type" || s == "--comment":
 			if (s == "-f" || s == "--file") && j+1 < len(args) {

@@ -33,10 +33,14 @@ func hCurl(a *analyzer, argv []arg, c *callInfo) eff {
 			if o.val.s != "-" {
 				toFile = true
 				a.writeTarget(o.val, "write", c.pos, c.end)
+				a.recordFetch(o.val)
 			}
 		case "O", "--remote-name", "--remote-name-all", "J", "--remote-header-name":
 			toFile = true
 			a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
+			for _, u := range p.ops {
+				a.recordFetch(lit(urlBase(u.s)))
+			}
 		case "--output-dir":
 			a.writeTarget(dirAll(o.val), "write", c.pos, c.end)
 		case "D", "--dump-header", "c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc":
@@ -117,6 +121,7 @@ func hWget(a *analyzer, argv []arg, c *callInfo) eff {
 				e |= effFetch
 			} else {
 				a.writeTarget(o.val, "write", c.pos, c.end)
+				a.recordFetch(o.val)
 			}
 		case "P", "--directory-prefix":
 			out = true
@@ -131,8 +136,55 @@ func hWget(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if !out {
 		a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
+		for _, u := range p.ops {
+			a.recordFetch(lit(urlBase(u.s)))
+		}
 	}
 	return e
+}
+
+// urlBase returns the file name curl -O and wget give a download: the last path segment of
+// the URL.
+func urlBase(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.LastIndexByte(u, '/'); i >= 0 {
+		u = u[i+1:]
+	}
+	if u == "" {
+		return "index.html"
+	}
+	return u
+}
+
+// recordFetch remembers that the file x holds downloaded content.
+func (a *analyzer) recordFetch(x arg) {
+	p, ok := a.resolve(x)
+	if !ok || strings.Contains(p, dyn) {
+		return
+	}
+	if a.fetched == nil {
+		a.fetched = map[string]bool{}
+	}
+	a.fetched[p] = true
+}
+
+// runsFetched reports (and records a deny finding) when x names a file downloaded earlier in
+// the command and is about to be run as code.
+func (a *analyzer) runsFetched(x arg, c *callInfo) bool {
+	if a.fetched == nil {
+		return false
+	}
+	p, ok := a.resolve(x)
+	if ok && a.fetched[p] {
+		a.find(c, "network.pipe-to-shell", Deny, "This runs "+p+", which was downloaded earlier in the same command")
+		return true
+	}
+	return false
 }
 
 // hNc judges netcat and socat: -e/-c/--exec/--sh-exec and socat exec:/system: addresses

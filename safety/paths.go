@@ -2,6 +2,7 @@ package safety
 
 import (
 	"path"
+	"sort"
 	"strings"
 )
 
@@ -112,10 +113,37 @@ func underPattern(rel []string, pat []string) bool {
 // protectedInWorkspace lists paths inside a workspace (at any depth) whose change runs code
 // or changes an agent's rules: Git hooks and config, agent and editor control files.
 var protectedInWorkspace = [][]string{
-	{".git", "hooks"}, {".git", "config"}, {".git", "info", "attributes"},
 	{".claude"}, {".codex"}, {".gemini"}, {".cursor"}, {".cursorrules"}, {".windsurf"},
 	{".windsurfrules"}, {".clinerules"}, {".vscode"}, {".idea"}, {".zed"}, {".mcp.json"},
 	{".envrc"}, {".husky"},
+}
+
+// protectedRel reports whether a workspace-relative path is protected: an agent or editor
+// control file at any depth, or inside a .git directory (also of submodules and
+// worktrees) a hooks directory, a config or config.worktree file, or info/attributes.
+func protectedRel(rel []string) bool {
+	for i := range rel {
+		if strings.Contains(rel[i], dyn) {
+			return false // a run-time name: only asks (write.dynamic-path)
+		}
+		if compMatch(rel[i], ".git") {
+			rest := rel[i+1:]
+			for j, r := range rest {
+				if compMatch(r, "hooks") || j == len(rest)-1 && (compMatch(r, "config") || compMatch(r, "config.worktree")) {
+					return true
+				}
+			}
+			if underPattern(rest, []string{"info", "attributes"}) {
+				return true
+			}
+		}
+		for _, pat := range protectedInWorkspace {
+			if underPattern(rel[i:], pat) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // homePersistence lists paths relative to a home directory that run code at login or on a
@@ -145,6 +173,17 @@ var systemPersistence = [][]string{
 	{"etc", "rc.local"}, {"etc", "xdg", "autostart"}, {"etc", "doas.conf"},
 	{"etc", "polkit-1"}, {"root", ".ssh"}, {"root", ".bashrc"}, {"root", ".profile"},
 	{"library", "launchdaemons"}, {"library", "launchagents"},
+	{"etc", "udev", "rules.d"}, {"lib", "udev", "rules.d"}, {"usr", "lib", "udev", "rules.d"},
+	{"proc", "sys", "kernel", "core_pattern"}, {"proc", "sys", "kernel", "modprobe"},
+	{"proc", "sys", "kernel", "hotplug"}, {"proc", "sys", "fs", "binfmt_misc"},
+	{"sys", "kernel", "uevent_helper"}, {"etc", "init.d"}, {"etc", "rc0.d"}, {"etc", "rc1.d"},
+	{"etc", "rc2.d"}, {"etc", "rc3.d"}, {"etc", "rc4.d"}, {"etc", "rc5.d"}, {"etc", "rc6.d"},
+	{"etc", "rcs.d"}, {"etc", "modules-load.d"}, {"etc", "modprobe.d"}, {"etc", "modules"},
+	{"etc", "update-motd.d"}, {"etc", "apt", "apt.conf.d"}, {"etc", "bash_completion.d"},
+	{"etc", "networkmanager", "dispatcher.d"}, {"etc", "x11", "xsession.d"}, {"etc", "skel"},
+	{"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
+	{"usr", "lib", "systemd", "system"}, {"usr", "lib", "systemd", "user"},
+	{"etc", "systemd", "system-generators"}, {"etc", "binfmt.d"}, {"etc", "initramfs-tools", "scripts"},
 }
 
 // systemRoots are the top-level directories of the operating system.
@@ -173,17 +212,19 @@ func (a *analyzer) classify(p string) pathClass {
 			return pcPersistence
 		}
 	}
+	if home := a.ctx.Home; home != "" && within(p, home) && p != home {
+		// Before the workspace: a workspace may be the home directory itself. A pattern
+		// that holds the workspace (a workspace in ~/bin) does not apply to it.
+		rel := splitPath(p[len(home):])
+		for _, pat := range homePersistence {
+			if underPattern(rel, pat) && !within(a.ctx.Workspace, home+"/"+strings.Join(pat, "/")) {
+				return pcPersistence
+			}
+		}
+	}
 	if a.ctx.Workspace != "" && within(p, a.ctx.Workspace) && !anyDotDot(p) {
-		rel := splitPath(p[len(a.ctx.Workspace):])
-		for i := range rel {
-			if strings.Contains(rel[i], dyn) {
-				break // a run-time name: only asks (write.dynamic-path)
-			}
-			for _, pat := range protectedInWorkspace {
-				if underPattern(rel[i:], pat) {
-					return pcProtected
-				}
-			}
+		if protectedRel(splitPath(p[len(a.ctx.Workspace):])) {
+			return pcProtected
 		}
 		if strings.Contains(p, dyn) {
 			return pcDynamic
@@ -193,14 +234,6 @@ func (a *analyzer) classify(p string) pathClass {
 	for _, t := range tmpDirs {
 		if within(p, t) {
 			return pcTmp
-		}
-	}
-	if home := a.ctx.Home; home != "" && within(p, home) && p != home {
-		rel := splitPath(p[len(home):])
-		for _, pat := range homePersistence {
-			if underPattern(rel, pat) {
-				return pcPersistence
-			}
 		}
 	}
 	// Any user's startup files and SSH directory.
@@ -299,6 +332,19 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 		a.add(kind+".dynamic-path", Ask, pos, end, "")
 		return
 	}
+	for _, l := range sortedKeys(a.links) {
+		if t := a.links[l]; within(p, l) {
+			// The write goes through a link made earlier in this command.
+			y := lit(t + p[len(l):])
+			if strings.Contains(t, dyn) {
+				y = arg{s: t, dyn: true}
+			}
+			links := a.links
+			a.links = nil
+			a.writeTarget(y, kind, pos, end)
+			a.links = links
+		}
+	}
 	pc := a.classify(p)
 	switch pc {
 	case pcNull:
@@ -316,6 +362,19 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 		return
 	}
 	a.add(kind+"."+suffix, d, pos, end, "Writing "+display(p))
+}
+
+// sortedKeys returns the keys of m in order (so that findings come in a fixed order).
+func sortedKeys(m map[string]string) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // display renders a path for a message.
@@ -387,7 +446,9 @@ var credentialHome = [][]string{
 	{".azure"}, {".password-store"}, {".vault-token"}, {".config", "hub"},
 	{".terraform.d", "credentials.tfrc.json"}, {".local", "share", "keyrings"},
 	{"library", "keychains"}, {".config", "op"}, {".pgpass"}, {".my.cnf"},
-	{".config", "github-copilot"}, {".claude", ".credentials.json"},
+	{".config", "github-copilot"}, {".claude", ".credentials.json"}, {".bash_history"},
+	{".zsh_history"}, {".python_history"}, {".mysql_history"}, {".psql_history"},
+	{".node_repl_history"}, {".sqlite_history"}, {".histfile"}, {".local", "share", "fish", "fish_history"},
 }
 
 // credentialNames are file names of private keys and token files, wherever they are
@@ -402,6 +463,9 @@ var credentialNames = map[string]bool{
 func (a *analyzer) isCredential(p string) bool {
 	if a.policyCredential(p) {
 		return true
+	}
+	if home := a.ctx.Home; home != "" && within(p, home) && p != home && a.homeCredential(splitPath(p[len(home):])) {
+		return true // also when the workspace is the home directory
 	}
 	if a.ctx.Workspace != "" && within(p, a.ctx.Workspace) {
 		return false
@@ -430,24 +494,22 @@ func (a *analyzer) isCredential(p string) bool {
 	if len(comps) >= 2 && comps[0] == "etc" && (comps[1] == "shadow" || comps[1] == "gshadow" || comps[1] == "sudoers" || (comps[1] == "ssh" && strings.HasSuffix(last, "_key"))) {
 		return true
 	}
-	if home := a.ctx.Home; home != "" && within(p, home) {
-		rel := splitPath(p[len(home):])
-		for _, pat := range credentialHome {
-			if underPattern(rel, pat) {
-				return true
-			}
-			// A directory that holds a store (~/.docker, ~/.config): reading it recursively
-			// reads the store.
-			if len(rel) > 0 && len(rel) < len(pat) && underPattern(pat[:len(rel)], rel) {
-				return true
-			}
+	return false
+}
+
+// homeCredential reports whether a home-relative path may read a credential store: a store,
+// a directory holding one (~/.docker, ~/.config: reading it recursively reads the store), or
+// a glob at the top of the home directory (~/.*).
+func (a *analyzer) homeCredential(rel []string) bool {
+	for _, pat := range credentialHome {
+		if underPattern(rel, pat) {
+			return true
 		}
-		// Globs over the home directory such as ~/.* may match a store.
-		if len(rel) == 1 && hasWild(rel[0]) {
+		if len(rel) > 0 && len(rel) < len(pat) && underPattern(pat[:len(rel)], rel) {
 			return true
 		}
 	}
-	return false
+	return len(rel) == 1 && hasWild(rel[0])
 }
 
 // credentialArg reports whether an argument (an operand, an option value after '=', or a

@@ -92,6 +92,8 @@ var rules = map[string]rule{
 	"git.repo-override": {Ask, "This points Git at another repository, work tree or namespace; a person must approve it."},
 	"git.pager":         {Ask, "This runs Git's pager, a program chosen by configuration; a person must approve it."},
 	"git.state":         {Ask, "This changes the Git repository, its branches, its remotes or the work tree; a person must approve it."},
+	"tool.config-exec":  {Deny, "This changes a tool's configuration so that later runs of the tool execute another program or load code (compiler, shell, Node options, toolchain); configure tools by hand." + retry},
+	"tool.config-set":   {Ask, "This changes a tool's configuration; a person must approve it."},
 	"git.config-set":    {Ask, "This changes Git configuration; a person must approve it."},
 }
 

@@ -68,44 +68,51 @@ func hPower(a *analyzer, argv []arg, c *callInfo) eff {
 	return 0
 }
 
-// hKill judges kill, pkill and killall: signalling every process (pid -1, killall5) is
-// denied; other signals ask.
+// hKill judges kill, pkill and killall: signalling every process (pid -1, killall5, pkill
+// of every name) is denied, signalling init (pid 1) is a shutdown; other signals ask.
 func hKill(a *analyzer, argv []arg, c *callInfo) eff {
 	name := argv[0].s
 	if name == "killall5" {
 		a.find(c, "system.kill-all", Deny, "")
 		return 0
 	}
-	afterDash := false
-	for _, x := range argv[1:] {
-		s := x.s
-		if s == "-l" || s == "-L" || s == "--list" || s == "--help" {
-			if len(argv) <= 3 && name == "kill" {
+	if name != "kill" {
+		for _, x := range argv[1:] {
+			if x.s == "." || x.s == ".*" || x.s == "^" || x.s == "" {
+				a.find(c, "system.kill-all", Deny, "A pattern that matches every process")
 				return 0
 			}
 		}
-		if s == "--" {
-			afterDash = true
-			continue
-		}
-		if name == "kill" && (s == "-1" && (afterDash || len(argv) > 2 && argv[len(argv)-1].s == "-1")) {
-			a.find(c, "system.kill-all", Deny, "")
+		a.find(c, "system.kill", Ask, "")
+		return 0
+	}
+	// kill [-s SIG | -n NUM | -SIG] [--] PID…; kill -l lists signals.
+	var pids []arg
+	sigDone := false
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		switch {
+		case s == "-l" || s == "-L" || s == "--list" || s == "--help":
 			return 0
-		}
-		if name == "kill" && s == "-1" && len(argv) == 2 {
-			a.find(c, "system.kill-all", Deny, "")
-			return 0
-		}
-		if (name == "pkill" || name == "killall") && (s == "." || s == ".*" || s == "-u" && false) {
-			a.find(c, "system.kill-all", Deny, "")
-			return 0
+		case s == "--":
+			pids = append(pids, argv[i+1:]...)
+			i = len(argv)
+		case (s == "-s" || s == "-n") && !sigDone:
+			i++
+			sigDone = true
+		case strings.HasPrefix(s, "-") && !sigDone && len(pids) == 0:
+			sigDone = true
+		default:
+			pids = append(pids, argv[i])
 		}
 	}
-	if name == "kill" {
-		// kill -9 -1, kill -s KILL -1, kill -KILL -1.
-		last := argv[len(argv)-1].s
-		if last == "-1" && len(argv) >= 3 {
+	for _, p := range pids {
+		switch p.s {
+		case "-1":
 			a.find(c, "system.kill-all", Deny, "")
+			return 0
+		case "1":
+			a.find(c, "system.power", Deny, "Signalling process 1 (init) brings the system down")
 			return 0
 		}
 	}
@@ -214,6 +221,12 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 	case "ip":
 		readOnly = ipReadOnly(argv)
+		for j := 1; j+3 < len(argv); j++ {
+			if (argv[j].s == "netns" || argv[j].s == "vrf") && argv[j+1].s == "exec" {
+				a.sysChange(c, "ip "+argv[j].s+" exec runs a command in another network context")
+				return a.judge(argv[j+3:], c)
+			}
+		}
 	case "route", "ifconfig", "iwconfig":
 		readOnly = len(argv) <= 2 || len(argv) == 2 && strings.HasPrefix(argv[1].s, "-")
 		if name == "route" {
@@ -233,7 +246,7 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 		readOnly = len(argv) == 1
 		if len(argv) > 1 {
 			s := argv[1].s
-			readOnly = s == "status" || s == "show" || strings.HasPrefix(s, "list") || s == "query" || s == "--status" || s == "-p" || s == "-g" || s == "-l" || s == "--get" || s == "print" || s == "info" || s == "ip" || s == "ping" && false || s == "netcheck" || s == "statistics" || s == "dns"
+			readOnly = s == "status" || s == "show" || strings.HasPrefix(s, "list") || s == "query" || s == "--status" || s == "-p" || s == "-g" || s == "-l" || s == "--get" || s == "print" || s == "info" || s == "ip" || s == "netcheck" || s == "statistics" || s == "dns"
 		}
 	case "hwclock":
 		readOnly = len(argv) == 1 || argv[1].s == "-r" || argv[1].s == "--show"
@@ -245,8 +258,6 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 		readOnly = len(argv) > 1 && (argv[1].s == "-p" || argv[1].s == "--print-cache")
 	case "tc", "ethtool", "brctl":
 		readOnly = len(argv) > 1 && (argv[1].s == "show" || argv[1].s == "-s" && len(argv) > 2 && argv[2].s == "qdisc" || name == "ethtool" && len(argv) == 2 || argv[1].s == "-i")
-	case "setcap":
-	case "unshare":
 	}
 	if readOnly {
 		return 0
@@ -371,7 +382,7 @@ func hAccount(a *analyzer, argv []arg, c *callInfo) eff {
 				return 0
 			}
 		}
-		if x.s == "-o" || x.s == "--non-unique" || x.s == "-u" && false {
+		if x.s == "-o" || x.s == "--non-unique" {
 			a.find(c, "privilege.user-account", Deny, "A duplicate uid can give root")
 			return 0
 		}

@@ -224,7 +224,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 		}
 		return s[i:j], j
 	}
-	var strs []string
 	for i := 0; i < len(s); {
 		ch := s[i]
 		switch {
@@ -239,7 +238,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 			if j > len(s) {
 				j = len(s)
 			}
-			strs = append(strs, s[min(i+1, len(s)):min(j, len(s))])
 			i = j + 1
 			prevSig = '"'
 			continue
@@ -290,7 +288,6 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 			}
 			a.find(c, "exec.tool-exec", Ask, "The awk program pipes to or from a command")
 		case ch == '>' && inPrint && depth <= 0:
-			a.find(c, "write.dynamic-path", Ask, "The awk program writes to a file")
 			j := i + 1
 			if j < len(s) && s[j] == '>' {
 				j++
@@ -298,19 +295,22 @@ func (a *analyzer) awkProgram(s string, c *callInfo) {
 			for j < len(s) && s[j] == ' ' {
 				j++
 			}
+			k := -1
 			if j < len(s) && s[j] == '"' {
-				k := strings.IndexByte(s[j+1:], '"')
-				if k >= 0 {
-					a.writeTarget(lit(s[j+1:j+1+k]), "write", c.pos, c.end)
-				}
+				k = strings.IndexByte(s[j+1:], '"')
 			}
+			if k >= 0 {
+				a.writeTarget(lit(s[j+1:j+1+k]), "write", c.pos, c.end)
+				i = j + k + 2
+				continue
+			}
+			a.find(c, "write.dynamic-path", Ask, "The awk program writes to a file named at run time")
 		}
 		if ch != ' ' && ch != '\t' {
 			prevSig = ch
 		}
 		i++
 	}
-	_ = strs
 }
 
 // awkExec judges the argument of system(...): a single string literal is judged as a shell

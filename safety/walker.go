@@ -41,17 +41,23 @@ type analyzer struct {
 	shells int
 	over   bool // budget exceeded: stop judging (a deny finding is already recorded)
 
-	cwd    string            // working directory; "" when unknown
-	oldpwd string            // the previous working directory (cd -); "" when unknown
-	oldSet bool              // OLDPWD has been set by a cd in this command
-	dirs   []string          // the pushd directory stack
-	params map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
-	taint  map[string]eff    // variables holding downloaded, decoded or credential content
-	vars   map[string]string // shell variables assigned literally in this command
-	funcs  map[string]bool   // functions defined in this command
-	fstk   []string          // functions whose bodies are being judged
-	pipe   bool              // judging a stage of a pipeline with more than one stage
-	bg     bool              // judging a backgrounded statement
+	cwd     string            // working directory; "" when unknown
+	oldpwd  string            // the previous working directory (cd -); "" when unknown
+	oldSet  bool              // OLDPWD has been set by a cd in this command
+	dirs    []string          // the pushd directory stack
+	params  map[string]string // positional parameters for the next nested script (sh -c S $0 $1 …)
+	taint   map[string]eff    // variables holding downloaded, decoded or credential content
+	links   map[string]string // symbolic links made earlier in the command: link path → target
+	fetched map[string]bool   // files downloaded earlier in the command
+	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
+
+	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
+	pipeKnown bool              // pipeText is known
+	vars      map[string]string // shell variables assigned literally in this command
+	funcs     map[string]bool   // functions defined in this command
+	fstk      []string          // functions whose bodies are being judged
+	pipe      bool              // judging a stage of a pipeline with more than one stage
+	bg        bool              // judging a backgrounded statement
 
 	argStack []arg       // argv of the simple commands being judged, as a stack
 	free     []*callInfo // callInfo values to reuse
@@ -297,9 +303,13 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	var before, all eff
 	pipe := a.pipe
 	a.pipe = true
-	for _, st := range stages {
+	for i, st := range stages {
 		cwd := a.cwd
+		if i > 0 {
+			a.pipeText, a.pipeKnown = literalOutput(a, stages[i-1])
+		}
 		e := a.stmt(st)
+		a.pipeText, a.pipeKnown = "", false
 		a.cwd = cwd
 		if e&effShellStdin != 0 && before&(effFetch|effDecode) != 0 {
 			a.addNode("network.pipe-to-shell", Deny, st, "Downloaded or decoded content is piped into a shell or interpreter")
@@ -312,6 +322,90 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	}
 	a.pipe = pipe
 	return all
+}
+
+// callEdge is a call from the body of function from to the program to; fork tells whether
+// the call runs in a pipeline or in the background.
+type callEdge struct {
+	from, to string
+	fork     bool
+}
+
+// forkCycle reports whether the calls made in function bodies form a cycle of defined
+// functions with at least one call that forks (a(){ b|b& }; b(){ a|a& } and longer
+// chains), and returns a function on it.
+func (a *analyzer) forkCycle() (string, bool) {
+	if len(a.calls) == 0 {
+		return "", false
+	}
+	out := map[string][]callEdge{}
+	var names []string
+	for _, e := range a.calls {
+		if a.funcs[e.to] {
+			if _, ok := out[e.from]; !ok {
+				names = append(names, e.from)
+			}
+			out[e.from] = append(out[e.from], e)
+		}
+	}
+	type state struct {
+		name string
+		fork bool
+	}
+	for _, start := range names {
+		seen := map[state]bool{}
+		stack := []state{{start, false}}
+		for len(stack) > 0 {
+			s := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, e := range out[s.name] {
+				n := state{e.to, s.fork || e.fork}
+				if n.name == start && n.fork {
+					return start, true
+				}
+				if !seen[n] {
+					seen[n] = true
+					stack = append(stack, n)
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// literalOutput returns what a pipeline stage prints when it is an echo or printf of
+// literal words, or cat of a literal here-document or here-string.
+func literalOutput(a *analyzer, s *syntax.Stmt) (string, bool) {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", false
+	}
+	if call.Args[0].Lit() == "cat" && len(call.Args) == 1 && len(s.Redirs) == 1 {
+		r := s.Redirs[0]
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if r.Hdoc == nil {
+				return "", true
+			}
+			if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
+				return l, true
+			}
+		case syntax.WordHdoc:
+			if len(r.Word.Parts) == 1 {
+				if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
+					return q.Value, true
+				}
+			}
+		}
+		return "", false
+	}
+	if len(s.Redirs) > 0 {
+		return "", false
+	}
+	saved := a.findings
+	out, ok := echoOutput(a, []*syntax.Stmt{s})
+	a.findings = saved // echoOutput judged the words already with the stage itself
+	return out, ok
 }
 
 // funcDecl judges a function body once, as if the function were called, and checks that its

@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -114,7 +115,7 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 	if name == "pwd" && len(call.Args) == 1 && a.cwd != "" {
 		return a.cwd, true
 	}
-	if name != "echo" && name != "printf" || len(call.Args) < 2 {
+	if name != "echo" && name != "printf" || len(call.Args) < 2 || name == "printf" && len(call.Args) != 2 {
 		return "", false
 	}
 	var parts []string
@@ -125,8 +126,14 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 			return "", false
 		}
 		s := vs[0].s
-		if i == 0 && strings.HasPrefix(s, "-") || strings.Contains(s, "%") || strings.Contains(s, "\\") {
+		if i == 0 && strings.HasPrefix(s, "-") || strings.Contains(s, "%") {
 			return "", false
+		}
+		if strings.Contains(s, "\\") {
+			if name != "printf" || i != 0 {
+				return "", false
+			}
+			s = ansiC(s) // printf's format interprets escapes such as \x72
 		}
 		parts = append(parts, s)
 	}
@@ -135,16 +142,17 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 
 // wordEval accumulates the fields of one word.
 type wordEval struct {
-	a      *analyzer
-	vals   []string
-	dyn    bool
-	glob   bool
-	net    bool
-	proc   bool
-	split  bool // an unquoted known value holds blanks
-	sub    bool // a command substitution was resolved
-	cred   bool // a substitution outputs a credential file
-	assign bool
+	a        *analyzer
+	vals     []string
+	dyn      bool
+	glob     bool
+	net      bool
+	proc     bool
+	split    bool // an unquoted known value holds blanks
+	sub      bool // a command substitution was resolved
+	cred     bool // a substitution outputs a credential file
+	overflow bool // brace expansion exceeded maxBraceFields
+	assign   bool
 }
 
 func (e *wordEval) push(s string) {
@@ -211,7 +219,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		if !dq && isGlob(v) {
 			e.glob = true
 		}
-		if !dq && strings.ContainsAny(v, " \t\n") {
+		if (!dq || x.Param != nil && x.Param.Value == "@") && strings.ContainsAny(v, " \t\n") {
 			e.split = true
 		}
 		e.push(v)
@@ -265,6 +273,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 
 // brace expands a brace expression: every current field is multiplied by its elements.
 func (e *wordEval) brace(x *syntax.BraceExp) {
+	if e.overflow {
+		return // already a run-time value: the rest of the word adds nothing to judge
+	}
 	var elems []string
 	if x.Sequence {
 		elems = e.sequence(x)
@@ -279,7 +290,8 @@ func (e *wordEval) brace(x *syntax.BraceExp) {
 		}
 	}
 	if len(elems) == 0 || len(e.vals)*len(elems) > maxBraceFields {
-		e.dyn = true
+		e.dyn, e.overflow = true, true
+		e.vals = e.vals[:1]
 		e.push(dyn)
 		return
 	}
@@ -443,10 +455,115 @@ func (a *analyzer) param(x *syntax.ParamExp) (string, bool) {
 		e.vals = []string{""}
 		e.part(x.NestedParam, true, false)
 	}
+	if x.Exp != nil && x.Param != nil && !x.Excl && !x.Length && x.Index == nil && x.Slice == nil && x.Repl == nil {
+		return a.trimParam(x)
+	}
 	if x.Param == nil || x.Excl || x.Length || x.Width || x.IsSet || x.Index != nil || x.Slice != nil || x.Repl != nil || x.Exp != nil || x.Names != 0 || len(x.Modifiers) > 0 || x.Flags != nil {
 		return "", false
 	}
-	name := x.Param.Value
+	return a.paramValue(x.Param.Value)
+}
+
+// trimParam evaluates ${X%pat}, ${X%%pat}, ${X#pat} and ${X##pat} of a known X with a
+// literal pattern, and ${X:?msg} / ${X?msg} of a known X.
+func (a *analyzer) trimParam(x *syntax.ParamExp) (string, bool) {
+	v, ok := a.paramValue(x.Param.Value)
+	if !ok {
+		return "", false
+	}
+	switch x.Exp.Op {
+	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		return v, true
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull:
+		if v != "" {
+			return v, true
+		}
+		return "", false
+	}
+	pat := ""
+	if x.Exp.Word != nil {
+		pat = x.Exp.Word.Lit()
+		if pat == "" && len(x.Exp.Word.Parts) > 0 {
+			return "", false
+		}
+	}
+	match := func(s string) bool { return shellMatch(pat, s) }
+	switch x.Exp.Op {
+	case syntax.RemSmallSuffix:
+		for i := len(v); i >= 0; i-- {
+			if match(v[i:]) {
+				return v[:i], true
+			}
+		}
+		return v, true
+	case syntax.RemLargeSuffix:
+		for i := 0; i <= len(v); i++ {
+			if match(v[i:]) {
+				return v[:i], true
+			}
+		}
+		return v, true
+	case syntax.RemSmallPrefix:
+		for i := 0; i <= len(v); i++ {
+			if match(v[:i]) {
+				return v[i:], true
+			}
+		}
+		return v, true
+	case syntax.RemLargePrefix:
+		for i := len(v); i >= 0; i-- {
+			if match(v[:i]) {
+				return v[i:], true
+			}
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// shellMatch reports whether s matches the shell pattern pat, where * and ? also match '/'
+// (as in parameter expansion patterns) and [...] is a bracket expression.
+func shellMatch(pat, s string) bool {
+	for len(pat) > 0 {
+		switch pat[0] {
+		case '*':
+			for i := len(s); i >= 0; i-- {
+				if shellMatch(pat[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		case '[':
+			end := strings.IndexByte(pat[1:], ']')
+			if end < 0 || s == "" {
+				return false
+			}
+			if ok, err := path.Match(pat[:end+2], s[:1]); err != nil || !ok {
+				return false
+			}
+			pat, s = pat[end+2:], s[1:]
+		case '\\':
+			if len(pat) < 2 || s == "" || s[0] != pat[1] {
+				return false
+			}
+			pat, s = pat[2:], s[1:]
+		default:
+			if s == "" || s[0] != pat[0] {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		}
+	}
+	return s == ""
+}
+
+// paramValue returns the value of a named parameter when it is known.
+func (a *analyzer) paramValue(name string) (string, bool) {
 	if v, ok := a.vars[name]; ok {
 		if strings.Contains(v, dyn) {
 			return "", false
@@ -461,6 +578,10 @@ func (a *analyzer) param(x *syntax.ParamExp) (string, bool) {
 	case "PWD":
 		if a.cwd != "" {
 			return a.cwd, true
+		}
+	case "OLDPWD":
+		if a.oldSet && a.oldpwd != "" {
+			return a.oldpwd, true
 		}
 	}
 	return "", false

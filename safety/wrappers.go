@@ -206,6 +206,12 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 					v = dyn
 				}
 				a.params[strconv.Itoa(n)] = v
+				if n > 0 {
+					if a.params["@"] != "" {
+						a.params["@"] += " "
+					}
+					a.params["@"] += v
+				}
 			}
 		}
 		e := a.nested(argv[i], d, c)
@@ -220,6 +226,9 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 			return a.stdinCode(c, d, true)
+		}
+		if a.runsFetched(x, c) {
+			return 0
 		}
 		a.find(c, "exec.workspace-code", Ask, "The shell runs the script "+display(x.s))
 		return 0
@@ -244,6 +253,12 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 			a.find(c, "dynamic.script", Ask, "The script fed on stdin is only known at run time")
 			return effShellStdin
 		}
+	}
+	if shell && !in.hasInput && a.pipeKnown {
+		text := a.pipeText
+		a.pipeText, a.pipeKnown = "", false
+		a.nestedText(text, -1, d, c)
+		return effShellStdin
 	}
 	if shell {
 		if !in.hasInput {
@@ -297,6 +312,9 @@ func hSource(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 		return a.stdinCode(c, a.dialect(), true)
+	}
+	if a.runsFetched(x, c) {
+		return 0
 	}
 	a.find(c, "exec.source", Ask, "")
 	return 0
@@ -367,7 +385,7 @@ func hBuiltin(a *analyzer, argv []arg, c *callInfo) eff {
 	return e
 }
 
-var xargsSpec = optSpec{arg: "adEeILlnPs", opt: "", long: []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}, stop: true}
+var xargsSpec = optSpec{arg: "adEILnPs", opt: "eil", long: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, lopt: []string{"replace", "eof", "max-lines"}, stop: true}
 
 // hXargs judges xargs: its command runs with arguments only known at run time.
 func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
@@ -376,11 +394,15 @@ func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	sub := append(append([]arg(nil), argv[p.rest:]...), arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
-	if p.has("I", "i", "--replace") {
+	if o, ok := p.get("I", "i", "--replace"); ok {
+		repl := "{}"
+		if o.has && o.val.s != "" {
+			repl = o.val.s
+		}
 		sub = sub[:len(sub)-1]
-		for i := 1; i < len(sub); i++ {
-			if strings.Contains(sub[i].s, "{}") {
-				sub[i] = arg{s: strings.ReplaceAll(sub[i].s, "{}", dyn), dyn: true}
+		for i := 0; i < len(sub); i++ {
+			if strings.Contains(sub[i].s, repl) {
+				sub[i] = arg{s: strings.ReplaceAll(sub[i].s, repl, dyn), dyn: true}
 			}
 		}
 	}
@@ -479,7 +501,7 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 		rest = rest[1:]
 	}
 	if len(rest) == 0 {
-		return 0
+		return effCredRead // env prints the environment, which holds tokens
 	}
 	return a.judge(rest, c)
 }
