@@ -30,6 +30,7 @@ type verdictCase struct {
 	Workspace string `json:"workspace,omitempty"`
 	Cwd       string `json:"cwd,omitempty"`
 	Home      string `json:"home,omitempty"`
+	Shell     string `json:"shell,omitempty"`
 	Note      string `json:"note,omitempty"`
 
 	file string // the file and line it came from, for messages
@@ -50,6 +51,9 @@ func (c verdictCase) context() safety.Context {
 	}
 	if c.Home != "" {
 		ctx.Home = c.Home
+	}
+	if c.Shell == "sh" {
+		ctx.Dialect = safety.POSIX
 	}
 	return ctx
 }
@@ -84,6 +88,8 @@ func readCases(path string) ([]verdictCase, error) {
 			return nil, fmt.Errorf("%s: duplicate id %q", c.file, c.ID)
 		case c.Context != "user" && c.Context != "root":
 			return nil, fmt.Errorf("%s: context %q (want user or root)", c.file, c.Context)
+		case c.Shell != "" && c.Shell != "bash" && c.Shell != "sh":
+			return nil, fmt.Errorf("%s: shell %q (want bash or sh)", c.file, c.Shell)
 		}
 		switch c.Expect {
 		case "allow", "ask", "deny", "not-allow":
