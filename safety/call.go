@@ -293,6 +293,10 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	}
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
+	if printsSecret(argv) {
+		a.find(c, "credential.read", Ask, "The command prints a secret (a token, a password or a private key)")
+		e |= effCredRead
+	}
 	if metaOnly[argv[0].s] {
 		if a.ctx.Policy != nil {
 			a.applyPolicy(argv, c, start)
@@ -318,6 +322,54 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 		a.applyPolicy(argv, c, start)
 	}
 	return e
+}
+
+// secretPrinters lists commands (program and leading words) that print tokens, passwords or
+// private keys.
+var secretPrinters = [][]string{
+	{"gh", "auth", "token"}, {"gh", "auth", "status", "--show-token"}, {"gcloud", "auth", "print-access-token"},
+	{"gcloud", "auth", "print-identity-token"}, {"az", "account", "get-access-token"},
+	{"aws", "configure", "get"}, {"aws", "configure", "export-credentials"}, {"aws", "sts", "get-session-token"},
+	{"aws", "ecr", "get-login-password"}, {"kubectl", "config", "view", "--raw"},
+	{"pass", "show"}, {"pass"}, {"op", "read"}, {"op", "item", "get"}, {"bw", "get"},
+	{"vault", "read"}, {"vault", "kv", "get"}, {"security", "find-generic-password"},
+	{"security", "find-internet-password"}, {"security", "dump-keychain"},
+	{"gpg", "--export-secret-keys"}, {"gpg", "--export-secret-subkeys"},
+	{"secret-tool", "lookup"}, {"keyring", "get"}, {"heroku", "auth:token"},
+	{"npm", "token", "list"}, {"doppler", "secrets"}, {"sops", "-d"}, {"sops", "--decrypt"},
+}
+
+// printsSecret reports whether argv starts with one of secretPrinters (options between the
+// words are skipped; "--raw"-style elements must appear anywhere).
+func printsSecret(argv []arg) bool {
+	for _, pat := range secretPrinters {
+		if argv[0].s != pat[0] {
+			continue
+		}
+		i, ok := 1, true
+		for _, w := range pat[1:] {
+			if strings.HasPrefix(w, "-") {
+				found := false
+				for _, x := range argv[1:] {
+					found = found || x.s == w
+				}
+				ok = ok && found
+				continue
+			}
+			for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
+				i++
+			}
+			if i >= len(argv) || argv[i].s != w {
+				ok = false
+				break
+			}
+			i++
+		}
+		if ok && (len(pat) > 1 || len(argv) > 1) {
+			return true
+		}
+	}
+	return false
 }
 
 // metaOnly lists programs that only read names and metadata, never file contents, so
@@ -354,6 +406,10 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		if !systemBinDir(name[:i]) {
 			if a.runsFetched(a0, c) {
+				return 0
+			}
+			if a.runsWritten(a0, Bash, c) {
+				a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
 				return 0
 			}
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")

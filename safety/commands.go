@@ -45,8 +45,8 @@ func init() {
 	register(allow,
 		// Programs that only read files, print text or report state.
 		"ls", "dir", "vdir", "cat", "tac", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "zegrep",
-		"zfgrep", "ag", "ack", "wc", "echo", "pwd", "true", "false", ":", "which", "whereis", "type",
-		"file", "stat", "du", "df", "tree", "cut", "tr", "nl", "od", "hexdump", "diff", "cmp", "comm",
+		"zfgrep", "wc", "echo", "pwd", "true", "false", ":", "which", "whereis", "type",
+		"file", "stat", "du", "df", "cut", "tr", "nl", "od", "hexdump", "diff", "cmp", "comm",
 		"paste", "join", "column", "fmt", "fold", "expand", "unexpand", "rev", "seq", "cal", "ncal",
 		"whoami", "id", "groups", "uname", "uptime", "basename", "dirname", "realpath", "readlink",
 		"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "cksum", "b2sum",
@@ -55,20 +55,18 @@ func init() {
 		"apropos", "info", "help", "jobs", "strings", "nm", "objdump", "readelf", "size", "look",
 		"numfmt", "tsort", "factor", "expr", "bc", "getconf", "nproc", "arch", "hostid", "logname",
 		"tty", "users", "who", "w", "last", "lastlog", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
-		"gzcat", "zless", "zmore", "bat", "batcat", "exa", "eza", "lsd", "htop", "btop", "top", "atop",
-		"vmstat", "iostat", "mpstat", "sar", "netstat", "ss", "tput", "clear", "reset", "stty",
+		"gzcat", "zless", "zmore", "exa", "eza", "lsd", "htop", "btop", "top", "atop",
+		"vmstat", "iostat", "mpstat", "sar", "netstat", "tput", "clear", "reset", "stty",
 		"locale", "shellcheck", "yes", "dirs", "shopt", "umask", "shift", "return", "exit", "break",
-		"continue", "unalias", "history", "ulimit", "times", "caller", "compgen", "complete",
-		"compopt", "dmesg", "lsattr", "getfacl", "namei", "findmnt", "blkid", "fc-list", "dpkg-query",
-		"tldr", "diffstat", "colordiff", "wdiff", "icdiff", "delta", "difft", "tokei", "cloc", "scc",
-		"sloccount", "xmllint", "yamllint", "jsonlint", "csvlook", "csvstat", "mlr", "gron", "fx",
-		"identify", "exiftool", "mediainfo", "ffprobe", "pdfinfo", "pdftotext", "lsb_release",
-		"sw_vers", "system_profiler", "vm_stat", "ioreg", "mdfind", "mdls", "plutil", "otool",
+		"continue", "unalias", "ulimit", "times", "caller", "compopt", "lsattr", "getfacl", "namei", "findmnt", "blkid", "fc-list", "dpkg-query",
+		"tldr", "diffstat", "colordiff", "wdiff", "icdiff", "tokei", "cloc", "scc",
+		"sloccount", "yamllint", "jsonlint", "csvlook", "csvstat", "gron", "identify", "mediainfo", "ffprobe", "pdfinfo", "lsb_release",
+		"sw_vers", "system_profiler", "vm_stat", "ioreg", "mdfind", "mdls", "otool",
 		"dwarfdump", "cowsay", "figlet", "toilet", "lolcat", "banner", "fortune", "neofetch",
 		"fastfetch", "screenfetch", "inxi", "hwinfo", "dmidecode", "lshw", "sensors", "acpi", "upower",
-		"nvidia-smi", "glxinfo", "xdpyinfo", "xwininfo", "xprop", "wmctrl", "uuidgen", "mcookie",
-		"pwgen", "csvcut", "csvgrep", "xsv", "qsv", "getent", "loginctl", "busctl")
-	register(hNetworkLookup, "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
+		"glxinfo", "xdpyinfo", "xwininfo", "xprop", "wmctrl", "uuidgen", "mcookie",
+		"pwgen", "csvcut", "csvgrep", "getent")
+	register(hNetworkLookup, "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "tftp", "smbclient", "ngrok", "cloudflared", "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
 	register(hWait, "sleep", "wait")
 	register(hCd, "cd", "pushd", "popd")
 
@@ -91,7 +89,6 @@ func init() {
 	register(hSort, "sort")
 	register(hDate, "date", "gdate")
 	register(hUniq, "uniq")
-	register(hOutputOpt("o", "output"), "shuf", "iconv", "sdiff", "pandoc", "uconv")
 	register(hXxd, "xxd")
 	register(hBase64, "base64", "gbase64")
 	register(hBase64, "base32", "basenc", "uudecode")
@@ -153,6 +150,11 @@ func init() {
 	register(hGofmt, "gofmt", "goimports", "rustfmt", "clang-format", "shfmt")
 	register(hOpen, "open", "xdg-open", "gio", "start", "explorer", "wslview", "sensible-browser", "x-www-browser", "firefox", "chromium", "google-chrome")
 	register(hTmux, "tmux", "screen", "zellij", "byobu")
+	register(hPagerTool, "ack", "ag", "bat", "batcat", "delta", "difft")
+	register(hOutputOpt("o", "output"), "tree", "xmllint", "shuf", "iconv", "sdiff", "pandoc", "uconv")
+	register(hSysChange, "loginctl", "busctl", "dmesg", "ss")
+	register(hHistory, "history")
+	register(hCompgen, "compgen", "complete")
 	registerBuiltins()
 }
 
@@ -779,6 +781,46 @@ func hGofmt(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		for _, x := range ops {
 			a.writeTarget(dirAll(x), "write", c.pos, c.end)
+		}
+	}
+	return 0
+}
+
+// hPagerTool: search and diff viewers that run a pager given by --pager.
+func hPagerTool(a *analyzer, argv []arg, c *callInfo) eff {
+	for i, x := range argv[1:] {
+		if x.s == "--pager" && i+2 < len(argv) {
+			a.find(c, "exec.tool-exec", Ask, "--pager runs a program")
+			return a.nested(argv[i+2], POSIX, c)
+		}
+		if strings.HasPrefix(x.s, "--pager=") {
+			a.find(c, "exec.tool-exec", Ask, "--pager runs a program")
+			return a.nested(subArg(x, x.s[len("--pager="):]), POSIX, c)
+		}
+		if strings.HasPrefix(x.s, "--diff-program") || strings.HasPrefix(x.s, "--external") {
+			a.find(c, "exec.tool-exec", Ask, "This option runs another program")
+		}
+	}
+	return 0
+}
+
+// hHistory: history -w/-a write the history to a file; -r/-n read one; -s adds an entry.
+func hHistory(a *analyzer, argv []arg, c *callInfo) eff {
+	for i, x := range argv[1:] {
+		if (x.s == "-w" || x.s == "-a") && i+2 < len(argv) {
+			a.writeTarget(argv[i+2], "write", c.pos, c.end)
+		}
+	}
+	return 0
+}
+
+// hCompgen: compgen and complete run a command (-C) or a function (-F) to generate
+// completions; compgen runs it at once.
+func hCompgen(a *analyzer, argv []arg, c *callInfo) eff {
+	for i, x := range argv[1:] {
+		if x.s == "-C" && i+2 < len(argv) {
+			a.find(c, "exec.tool-exec", Ask, argv[0].s+" -C runs a command")
+			return a.nested(argv[i+2], Bash, c)
 		}
 	}
 	return 0

@@ -242,6 +242,27 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 	case "hostname":
 		readOnly = len(argv) == 1 || strings.HasPrefix(argv[len(argv)-1].s, "-")
+	case "dmesg":
+		readOnly = true
+		for _, x := range argv[1:] {
+			if strings.HasPrefix(x.s, "-") && !strings.HasPrefix(x.s, "--") && strings.ContainsAny(x.s, "cCDEn") || x.s == "--clear" || x.s == "--read-clear" || x.s == "--console-off" || x.s == "--console-on" || strings.HasPrefix(x.s, "--console-level") {
+				readOnly = false
+			}
+		}
+	case "ss":
+		readOnly = true
+		for _, x := range argv[1:] {
+			if x.s == "-K" || x.s == "--kill" || strings.HasPrefix(x.s, "-") && !strings.HasPrefix(x.s, "--") && strings.Contains(x.s, "K") {
+				readOnly = false
+			}
+		}
+	case "busctl":
+		readOnly = true
+		for _, x := range argv[1:] {
+			if x.s == "call" || x.s == "set-property" || x.s == "emit" || x.s == "capture" {
+				readOnly = false
+			}
+		}
 	case "hostnamectl", "timedatectl", "localectl", "resolvectl", "systemd-resolve", "loginctl", "tailscale", "wg", "zerotier-cli", "bootctl", "efibootmgr", "networksetup", "pmset", "scutil", "tmutil", "csrutil", "spctl", "nvram":
 		readOnly = len(argv) == 1
 		if len(argv) > 1 {

@@ -50,6 +50,7 @@ type analyzer struct {
 	links   map[string]string // symbolic links made earlier in the command: link path → target
 	fetched map[string]bool   // files downloaded earlier in the command
 	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
+	written map[string]string // files written earlier in the command with known content (dyn when unknown)
 
 	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
 	pipeKnown bool              // pipeText is known
@@ -184,7 +185,96 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	}
 	e := a.command(s, &in)
 	a.bg = bg
+	if len(s.Redirs) > 0 {
+		a.recordWritten(s)
+	}
 	return e
+}
+
+// recordWritten remembers the content a statement writes to a file when it is known
+// (echo 'x' > f, cat > f <<'EOF' … EOF), so that running the file later in the command
+// judges that content.
+func (a *analyzer) recordWritten(s *syntax.Stmt) {
+	var out *syntax.Redirect
+	var body *syntax.Redirect
+	for _, r := range s.Redirs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob:
+			if r.N == nil || r.N.Value == "1" {
+				out = r
+			}
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			body = r
+		}
+	}
+	if out == nil {
+		return
+	}
+	target := out.Word.Lit()
+	if target == "" {
+		return
+	}
+	p, ok := a.resolve(lit(target))
+	if !ok || strings.Contains(p, dyn) {
+		return
+	}
+	content, known := "", false
+	call, isCall := s.Cmd.(*syntax.CallExpr)
+	switch {
+	case !isCall || len(call.Args) == 0:
+	case call.Args[0].Lit() == "cat" && len(call.Args) == 1 && body != nil:
+		if body.Op == syntax.WordHdoc {
+			if len(body.Word.Parts) == 1 {
+				if q, ok := body.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
+					content, known = q.Value, true
+				}
+			}
+		} else if body.Hdoc == nil {
+			known = true
+		} else if l := body.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
+			content, known = l, true
+		}
+	default:
+		saved := a.findings
+		content, known = echoOutput(a, []*syntax.Stmt{{Cmd: call}})
+		a.findings = saved
+	}
+	if a.written == nil {
+		a.written = map[string]string{}
+	}
+	prev, had := a.written[p]
+	switch {
+	case !known:
+		a.written[p] = dyn
+	case out.Op == syntax.AppOut && had && !strings.Contains(prev, dyn):
+		a.written[p] = prev + content + "\n"
+	case out.Op == syntax.AppOut && had:
+		a.written[p] = dyn
+	default:
+		a.written[p] = content + "\n"
+	}
+}
+
+// runsWritten judges running the file x as a script (in dialect d) when its content was
+// written earlier in the command; it reports whether it did.
+func (a *analyzer) runsWritten(x arg, d Dialect, c *callInfo) bool {
+	if a.written == nil {
+		return false
+	}
+	p, ok := a.resolve(x)
+	if !ok {
+		return false
+	}
+	content, had := a.written[p]
+	if !had {
+		return false
+	}
+	if strings.Contains(content, dyn) {
+		a.find(c, "dynamic.script", Ask, "This runs "+p+", written earlier in the command with content only known at run time")
+		return true
+	}
+	a.nestedText(content, -1, d, c)
+	return true
 }
 
 // command judges the command of statement s.

@@ -230,6 +230,9 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		if a.runsFetched(x, c) {
 			return 0
 		}
+		if a.runsWritten(x, d, c) {
+			return 0
+		}
 		a.find(c, "exec.workspace-code", Ask, "The shell runs the script "+display(x.s))
 		return 0
 	}
@@ -314,6 +317,9 @@ func hSource(a *analyzer, argv []arg, c *callInfo) eff {
 		return a.stdinCode(c, a.dialect(), true)
 	}
 	if a.runsFetched(x, c) {
+		return 0
+	}
+	if a.runsWritten(x, a.dialect(), c) {
 		return 0
 	}
 	a.find(c, "exec.source", Ask, "")
