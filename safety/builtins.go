@@ -15,7 +15,8 @@ func registerBuiltins() {
 	register(hPrintf, "printf")
 	register(hRead, "read")
 	register(hMapfile, "mapfile", "readarray")
-	register(hNames, "unset", "let", "getopts", "wait", "declare", "typeset", "local", "export", "readonly")
+	register(hNames, "unset", "let", "getopts", "wait")
+	register(hDeclare, "declare", "typeset", "local", "export", "readonly")
 	register(hTest, "test", "[")
 	register(hHash, "hash")
 	register(hMan, "man")
@@ -39,6 +40,41 @@ func (a *analyzer) subscriptCode(x arg, c *callInfo) {
 func hNames(a *analyzer, argv []arg, c *callInfo) eff {
 	for _, x := range argv[1:] {
 		a.subscriptCode(x, c)
+	}
+	return 0
+}
+
+// hDeclare judges export, readonly, local, declare and typeset run as simple commands (POSIX
+// sh, or behind builtin/command): NAME=VALUE operands set variables.
+func hDeclare(a *analyzer, argv []arg, c *callInfo) eff {
+	nameref := false
+	for _, x := range argv[1:] {
+		if x.dyn && strings.HasPrefix(x.s, dyn) {
+			a.find(c, "env.dynamic", Ask, "")
+			continue
+		}
+		if strings.HasPrefix(x.s, "-") || strings.HasPrefix(x.s, "+") {
+			nameref = nameref || strings.Contains(x.s, "n")
+			continue
+		}
+		a.subscriptCode(x, c)
+		k, v, ok := strings.Cut(x.s, "=")
+		if !ok {
+			continue
+		}
+		k = strings.TrimSuffix(k, "+")
+		a.envName(k, c)
+		if nameref {
+			a.envName(v, c)
+		}
+		if a.vars == nil {
+			a.vars = map[string]string{}
+		}
+		if x.dyn {
+			a.vars[k] = dyn
+		} else {
+			a.vars[k] = v
+		}
 	}
 	return 0
 }

@@ -184,16 +184,24 @@ func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		in.hasInput = true
+		in.mapBase = -1
 		if r.Hdoc == nil {
 			in.body, in.literal = "", true
 			return
 		}
-		e := wordEval{a: a, vals: []string{""}}
+		if quotedDelim(r.Word) {
+			// <<'EOF': the body is literal text, backslashes included.
+			in.body, in.literal = r.Hdoc.Lit(), true
+			if len(r.Hdoc.Parts) == 1 {
+				in.mapBase = int(r.Hdoc.Parts[0].Pos().Offset())
+			}
+			return
+		}
+		e := wordEval{a: a, vals: []string{""}, hdoc: true}
 		e.parts(r.Hdoc.Parts, true, false)
 		in.net = in.net || e.net
 		if !e.dyn {
 			in.body, in.literal = e.vals[0], true
-			in.mapBase = -1
 			if len(r.Hdoc.Parts) == 1 {
 				if l, ok := r.Hdoc.Parts[0].(*syntax.Lit); ok && !strings.Contains(l.Value, "\\") {
 					in.mapBase = int(l.Pos().Offset())
@@ -246,6 +254,52 @@ func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
 	}
 }
 
+// quotedDelim reports whether a here-document delimiter is quoted ('EOF', "EOF", \EOF), so
+// that the body is not expanded.
+func quotedDelim(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			return true
+		case *syntax.Lit:
+			if strings.Contains(x.Value, "\\") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hdocText returns the text a here-document or here-string feeds when it is known without
+// running anything.
+func (a *analyzer) hdocText(r *syntax.Redirect) (string, bool) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		if r.Hdoc == nil {
+			return "", true
+		}
+		if quotedDelim(r.Word) {
+			return r.Hdoc.Lit(), true
+		}
+		if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
+			return l, true
+		}
+	case syntax.WordHdoc:
+		if len(r.Word.Parts) == 1 {
+			if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
+				return q.Value + "\n", true
+			}
+			if l, ok := r.Word.Parts[0].(*syntax.Lit); ok && plainLit(l.Value) {
+				return l.Value + "\n", true
+			}
+		}
+	}
+	return "", false
+}
+
 // literalBase returns the offset in the current source where the value of w starts when w
 // is a plain literal whose value is its source text ('…', "…" without escapes or
 // expansions, or a bare word without backslashes), or -1.
@@ -293,6 +347,15 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 	}
 	start := len(a.findings)
 	e := a.judgeProgram(argv, c)
+	for _, x := range argv[1:] {
+		// A command given downloaded or secret content may print it (echo "$(curl …)" | sh).
+		if x.net {
+			e |= effFetch
+		}
+		if x.cred {
+			e |= effCredRead
+		}
+	}
 	if printsSecret(argv) {
 		a.find(c, "credential.read", Ask, "The command prints a secret (a token, a password or a private key)")
 		e |= effCredRead
@@ -397,6 +460,10 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				a.judgeProgram(append([]arg{lit(alt)}, argv[1:]...), c)
 			}
 		}
+		if len(argv) > 2 && isShellCOption(argv[1].s) {
+			// $SHELL -c SCRIPT, $BASH -c SCRIPT: whatever the shell, the script runs.
+			a.judgeProgram(append([]arg{lit("sh")}, argv[1:]...), c)
+		}
 		return effShellStdin
 	}
 	if a0.sub {
@@ -426,6 +493,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				a.find(c, "function.forkbomb", Deny, "")
 			}
 		}
+		if d, ok := a.funcCwd[name]; ok {
+			a.oldpwd, a.oldSet, a.cwd = a.cwd, true, d
+		}
 		return 0
 	}
 	h := lookup(name)
@@ -434,6 +504,11 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 		return 0
 	}
 	return h(a, argv, c)
+}
+
+// isShellCOption reports whether s is a shell option cluster holding -c (-c, -lc, -ec).
+func isShellCOption(s string) bool {
+	return len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.HasSuffix(s, "c")
 }
 
 // systemBinDir reports whether dir is a standard directory of installed programs, so that

@@ -48,21 +48,29 @@ func parse(src string, d Dialect) (*syntax.File, error) {
 // findings, and the findings in the order they were found. It is pure (it reads no files,
 // no environment and no network), deterministic, safe for concurrent use and never panics:
 // an internal failure yields a deny verdict with rule internal.panic.
-func Check(command string, ctx Context) (v Verdict) {
+func Check(command string, ctx Context) Verdict {
+	return failClosed(command, func() Verdict {
+		ctx = normalize(ctx)
+		a := analyzers.Get().(*analyzer)
+		*a = analyzer{ctx: ctx, top: command, cwd: ctx.Cwd, argStack: a.argStack[:0], free: a.free}
+		a.src = source{text: command, base: 0}
+		a.run(command, ctx.Dialect)
+		v := a.verdict()
+		a.findings = nil
+		analyzers.Put(a) // not reached after a panic: a broken analyzer is never reused
+		return v
+	})
+}
+
+// failClosed returns judge's verdict, or a deny verdict with rule internal.panic when judge
+// panics.
+func failClosed(command string, judge func() Verdict) (v Verdict) {
 	defer func() {
 		if r := recover(); r != nil {
 			v = Verdict{Decision: Deny, Findings: []Finding{{Rule: "internal.panic", Decision: Deny, Command: command, Message: rules["internal.panic"].message}}}
 		}
 	}()
-	ctx = normalize(ctx)
-	a := analyzers.Get().(*analyzer)
-	*a = analyzer{ctx: ctx, top: command, cwd: ctx.Cwd, argStack: a.argStack[:0], free: a.free}
-	a.src = source{text: command, base: 0}
-	a.run(command, ctx.Dialect)
-	v = a.verdict()
-	a.findings = nil
-	analyzers.Put(a)
-	return v
+	return judge()
 }
 
 // analyzers pools analyzer values so that their buffers are reused between calls.
@@ -105,6 +113,9 @@ func (a *analyzer) run(src string, d Dialect) {
 // lines before the failing line are judged too, because bash runs them before it reaches
 // the error.
 func (a *analyzer) script(src string, d Dialect) eff {
+	prev := a.curDialect
+	a.curDialect = d
+	defer func() { a.curDialect = prev }()
 	f, err := parse(src, d)
 	if err != nil {
 		off := 0
@@ -116,7 +127,16 @@ func (a *analyzer) script(src string, d Dialect) eff {
 		if off > len(src) {
 			off = len(src)
 		}
-		a.add("parse.error", Ask, off, off, "The parser stopped here: "+err.Error())
+		// Point at the rest of the line from the error (or at the last line when the error is
+		// at the end of the input).
+		pos, end := off, len(src)
+		if nl := strings.IndexByte(src[off:], '\n'); nl >= 0 {
+			end = off + nl
+		}
+		if end == pos {
+			pos = strings.LastIndexByte(strings.TrimRight(src[:off], "\n"), '\n') + 1
+		}
+		a.add("parse.error", Ask, pos, end, "The parser stopped here: "+err.Error())
 		// Judge the complete lines before the error.
 		if nl := strings.LastIndexByte(src[:off], '\n'); nl > 0 {
 			if pf, perr := parse(src[:nl], d); perr == nil {

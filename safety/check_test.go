@@ -19,6 +19,7 @@ type jsonCase struct {
 	Cmd     string `json:"cmd"`
 	Expect  string `json:"expect"`
 	Cwd     string `json:"cwd"`
+	Shell   string `json:"shell"`
 }
 
 // caseContext returns the context every shared case is judged in.
@@ -71,6 +72,9 @@ func runCases(t *testing.T, cases []jsonCase) {
 		ctx := caseContext(c.Context)
 		if c.Cwd != "" {
 			ctx.Cwd = c.Cwd
+		}
+		if c.Shell == "sh" {
+			ctx.Dialect = POSIX
 		}
 		v := Check(c.Cmd, ctx)
 		ok, ex := accepts(c.Expect, v.Decision)

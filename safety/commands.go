@@ -138,7 +138,7 @@ func init() {
 	register(hGit, "git")
 	register(hDocker, "docker", "podman", "nerdctl", "docker-compose", "kubectl", "k9s", "minikube", "kind", "crictl", "ctr")
 
-	register(hFormat, "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk", "blkdiscard", "hdparm", "badblocks", "cryptsetup", "zpool", "lvremove", "vgremove", "pvremove", "mdadm", "flashrom", "nvme", "sg_format", "fsck", "e2fsck", "tune2fs", "resize2fs", "dumpe2fs", "mkdosfs", "mkntfs", "newfs", "diskutil", "gpart", "losetup", "partprobe", "debugfs", "xfs_repair", "btrfs", "zfs")
+	register(hFormat, "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "parted", "gdisk", "sgdisk", "cgdisk", "blkdiscard", "hdparm", "badblocks", "cryptsetup", "zpool", "zfs", "lvremove", "vgremove", "pvremove", "mdadm", "flashrom", "nvme", "sg_format", "fsck", "e2fsck", "tune2fs", "resize2fs", "dumpe2fs", "mkdosfs", "mkntfs", "newfs", "diskutil", "gpart", "losetup", "partprobe", "debugfs", "xfs_repair", "btrfs", "zfs")
 	register(hPower, "shutdown", "reboot", "poweroff", "halt", "init", "telinit", "kexec", "pm-suspend", "pm-hibernate")
 	register(hKill, "kill", "pkill", "killall", "killall5", "skill", "slay", "xkill")
 	register(hSystemctl, "systemctl", "service", "launchctl", "rc-service", "sv", "initctl", "update-rc.d", "chkconfig", "rc-update")
@@ -422,25 +422,6 @@ func hLn(a *analyzer, argv []arg, c *callInfo) eff {
 	return 0
 }
 
-// recordLink remembers that name is now a link to target, so that later writes through
-// name are judged as writes to target.
-func (a *analyzer) recordLink(name, target arg) {
-	n, ok := a.resolve(name)
-	if !ok || strings.Contains(n, dyn) {
-		return
-	}
-	t := target.s
-	if target.dyn {
-		t = dyn
-	} else if !strings.HasPrefix(t, "/") {
-		t = path.Dir(n) + "/" + t
-	}
-	if a.links == nil {
-		a.links = map[string]string{}
-	}
-	a.links[n] = path.Clean(t)
-}
-
 // hChmod: chmod, chown and chgrp change their operands after the mode or owner; recursive
 // changes of critical paths are destructive; setuid and setgid bits set as root are denied.
 func hChmod(a *analyzer, argv []arg, c *callInfo) eff {
@@ -641,6 +622,37 @@ func hArchive(a *analyzer, argv []arg, c *callInfo) eff {
 		if len(ops) > 0 {
 			a.writeTarget(ops[0], "write", c.pos, c.end)
 		}
+		return 0
+	case "patch":
+		// patch [options] [originalfile [patchfile]]: the original file is written; without
+		// it, the files the patch names below the working (or -d) directory.
+		if len(ops) > 0 {
+			a.writeTarget(ops[0], "write", c.pos, c.end)
+			return 0
+		}
+	case "split", "csplit":
+		// split [options] [input [prefix]] and csplit -f prefix: the output files are the
+		// prefix and a suffix.
+		sp := &optSpec{arg: "abClnt", long: []string{"suffix-length", "bytes", "line-bytes", "lines", "number", "separator", "additional-suffix", "filter"}}
+		if name == "csplit" {
+			sp = &optSpec{arg: "bfn", long: []string{"suffix-format", "prefix", "digits"}}
+		}
+		p := parseArgs(argv, sp)
+		prefix := lit("xx")
+		if name == "split" {
+			prefix = lit("x")
+			if len(p.ops) >= 2 {
+				prefix = p.ops[1]
+			}
+			if p.has("--filter") {
+				a.find(c, "exec.tool-exec", Ask, "split --filter runs a shell command")
+			}
+		} else if o, ok := p.get("f", "--prefix"); ok && o.has {
+			prefix = o.val
+		}
+		prefix.s += dyn
+		prefix.dyn = true
+		a.writeTarget(prefix, "write", c.pos, c.end)
 		return 0
 	}
 	if readOnly {
@@ -844,6 +856,32 @@ func hOpen(a *analyzer, argv []arg, c *callInfo) eff {
 // hTmux: terminal multiplexers start sessions that outlive the command and can type
 // commands into shells.
 func hTmux(a *analyzer, argv []arg, c *callInfo) eff {
+	switch argv[0].s {
+	case "screen":
+		// screen [-d -m -S name …] command args; screen -X sends a command to a session.
+		i := 1
+		for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
+			s := argv[i].s
+			if s == "-X" {
+				if e, ok := a.tmuxCommand(argv, c); ok {
+					return e
+				}
+			}
+			if strings.HasSuffix(s, "S") || s == "-c" || s == "-t" || s == "-p" || s == "-Logfile" {
+				i++
+			}
+			i++
+		}
+		if i < len(argv) {
+			a.find(c, "background.job", Ask, "screen runs the command in a session that keeps running")
+			return a.judge(argv[i:], c)
+		}
+	case "tmux":
+		if e, ok := a.tmuxCommand(argv, c); ok {
+			a.find(c, "background.job", Ask, "A terminal multiplexer session keeps running and can run commands")
+			return e
+		}
+	}
 	if len(argv) >= 2 {
 		switch argv[1].s {
 		case "ls", "list-sessions", "list-windows", "list-panes", "-ls", "-list", "info", "display-message", "show-options":

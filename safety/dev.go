@@ -130,11 +130,33 @@ func hDeno(a *analyzer, argv []arg, c *callInfo) eff {
 	return 0
 }
 
+// outputFlag judges the output file of a compiler or build tool (-o FILE, -oFILE,
+// --output FILE, --output=FILE, --out-dir DIR).
+func (a *analyzer) outputFlag(argv []arg, c *callInfo) {
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		switch {
+		case (s == "-o" || s == "--output" || s == "--out-dir" || s == "--outdir" || s == "--target-dir") && i+1 < len(argv):
+			a.writeTarget(argv[i+1], "write", c.pos, c.end)
+			i++
+		case strings.HasPrefix(s, "--output=") || strings.HasPrefix(s, "--out-dir=") || strings.HasPrefix(s, "--outdir=") || strings.HasPrefix(s, "--target-dir="):
+			_, v, _ := strings.Cut(s, "=")
+			a.writeTarget(subArg(argv[i], v), "write", c.pos, c.end)
+		case strings.HasPrefix(s, "-o") && len(s) > 2 && !strings.HasPrefix(s, "-o=") && argv[0].s != "java":
+			a.writeTarget(subArg(argv[i], s[2:]), "write", c.pos, c.end)
+		}
+	}
+}
+
 // hRunWorkspace judges build tools, test runners and compilers: they run code from the
 // workspace (Makefiles, build scripts, tests, plugins).
 func hRunWorkspace(a *analyzer, argv []arg, c *callInfo) eff {
 	if onlyVersion(argv) {
 		return 0
+	}
+	switch argv[0].s {
+	case "gcc", "g++", "cc", "c++", "clang", "clang++", "rustc", "tsc", "esbuild", "swiftc", "zig", "nasm", "as", "ld", "javac", "kotlinc", "ghc", "protoc", "sass", "lessc", "pandoc":
+		a.outputFlag(argv, c)
 	}
 	for i := 1; i < len(argv); i++ {
 		if (argv[i].s == "-C" || argv[i].s == "--directory") && i+1 < len(argv) && (argv[0].s == "make" || argv[0].s == "gmake" || argv[0].s == "ninja") {
@@ -283,6 +305,7 @@ func hGo(a *analyzer, argv []arg, c *callInfo) eff {
 		a.find(c, "package.install", Ask, "")
 		return effNetwork
 	case "build", "vet":
+		a.outputFlag(argv[1:], c)
 		a.find(c, "exec.workspace-code", Ask, "go "+argv[1].s+" compiles the workspace (cgo and build tools may run code)")
 		return 0
 	}
@@ -327,6 +350,7 @@ func hCargo(a *analyzer, argv []arg, c *callInfo) eff {
 		a.find(c, "package.install", Ask, "")
 		return effNetwork
 	}
+	a.outputFlag(argv[1:], c)
 	a.find(c, "exec.workspace-code", Ask, argv[0].s+" "+argv[1].s+" runs build scripts and code from the workspace")
 	return 0
 }
@@ -395,16 +419,31 @@ func hDocker(a *analyzer, argv []arg, c *callInfo) eff {
 	if onlyVersion(argv) || len(argv) < 2 {
 		return 0
 	}
-	sub := ""
+	var words []string
 	for _, x := range argv[1:] {
 		if !strings.HasPrefix(x.s, "-") {
-			sub = x.s
-			break
+			words = append(words, x.s)
 		}
 	}
-	switch sub {
-	case "ps", "images", "inspect", "logs", "version", "info", "top", "stats", "port", "diff", "history", "search", "get", "describe", "explain", "api-resources", "cluster-info", "config-view", "events", "ls", "list":
+	sub := ""
+	if len(words) > 0 {
+		sub = words[0]
+	}
+	readVerb := func(v string) bool {
+		switch v {
+		case "ps", "images", "inspect", "logs", "version", "info", "top", "stats", "port", "diff", "history", "search", "get", "describe", "explain", "api-resources", "cluster-info", "events", "ls", "list", "df", "du", "config", "api-versions":
+			return true
+		}
+		return false
+	}
+	if readVerb(sub) && sub != "config" {
 		return 0
+	}
+	switch sub {
+	case "compose", "container", "image", "network", "volume", "context", "node", "service", "system", "buildx", "secret", "plugin", "stack", "swarm", "manifest", "builder", "trust":
+		if len(words) > 1 && readVerb(words[1]) && words[1] != "config" {
+			return 0
+		}
 	}
 	for _, x := range argv[1:] {
 		s := x.s

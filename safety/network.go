@@ -100,7 +100,7 @@ func (a *analyzer) upload(x arg, c *callInfo) {
 
 var wgetSpec = optSpec{
 	arg:  "OPoaieUtTwQYlADRIXBhe",
-	long: []string{"output-document", "directory-prefix", "output-file", "append-output", "input-file", "execute", "user-agent", "tries", "timeout", "wait", "quota", "level", "accept", "reject", "domains", "include-directories", "exclude-directories", "base", "header", "post-data", "post-file", "body-data", "body-file", "method", "user", "password", "load-cookies", "save-cookies", "certificate", "private-key", "ca-certificate", "referer", "limit-rate", "http-user", "http-password", "config", "warc-file", "save-headers-file"},
+	long: []string{"use-askpass", "output-document", "directory-prefix", "output-file", "append-output", "input-file", "execute", "user-agent", "tries", "timeout", "wait", "quota", "level", "accept", "reject", "domains", "include-directories", "exclude-directories", "base", "header", "post-data", "post-file", "body-data", "body-file", "method", "user", "password", "load-cookies", "save-cookies", "certificate", "private-key", "ca-certificate", "referer", "limit-rate", "http-user", "http-password", "config", "warc-file", "save-headers-file"},
 }
 
 // hWget judges wget: network access, writes (-O, -P, the working directory), uploads
@@ -130,8 +130,8 @@ func hWget(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(o.val, "write", c.pos, c.end)
 		case "--post-file", "--body-file":
 			a.upload(o.val, c)
-		case "e", "--execute", "--config":
-			a.find(c, "exec.tool-exec", Ask, "wget -e runs wgetrc commands, which may write files anywhere")
+		case "e", "--execute", "--config", "--use-askpass":
+			a.find(c, "exec.tool-exec", Ask, "wget -e runs wgetrc commands, which may write files anywhere; --use-askpass runs a program")
 		}
 	}
 	if !out {
@@ -159,32 +159,6 @@ func urlBase(u string) string {
 		return "index.html"
 	}
 	return u
-}
-
-// recordFetch remembers that the file x holds downloaded content.
-func (a *analyzer) recordFetch(x arg) {
-	p, ok := a.resolve(x)
-	if !ok || strings.Contains(p, dyn) {
-		return
-	}
-	if a.fetched == nil {
-		a.fetched = map[string]bool{}
-	}
-	a.fetched[p] = true
-}
-
-// runsFetched reports (and records a deny finding) when x names a file downloaded earlier in
-// the command and is about to be run as code.
-func (a *analyzer) runsFetched(x arg, c *callInfo) bool {
-	if a.fetched == nil {
-		return false
-	}
-	p, ok := a.resolve(x)
-	if ok && a.fetched[p] {
-		a.find(c, "network.pipe-to-shell", Deny, "This runs "+p+", which was downloaded earlier in the same command")
-		return true
-	}
-	return false
 }
 
 // hNc judges netcat and socat: -e/-c/--exec/--sh-exec and socat exec:/system: addresses
@@ -226,6 +200,14 @@ func hScp(a *analyzer, argv []arg, c *callInfo) eff {
 	p := parseArgs(argv, &optSpec{arg: "cFiJloPSeBT", long: []string{"rsh", "rsync-path", "exclude", "include", "exclude-from", "include-from", "files-from", "filter", "password-file", "log-file", "backup-dir", "temp-dir", "partial-dir", "compare-dest", "copy-dest", "link-dest", "chmod", "chown", "timeout", "bwlimit", "port", "sockopts", "out-format", "log-file-format", "max-size", "min-size", "compress-choice", "checksum-choice", "usermap", "groupmap", "info", "debug", "suffix", "modify-window", "block-size", "max-delete", "iconv"}})
 	if p.has("e", "--rsh", "--rsync-path") && argv[0].s == "rsync" {
 		a.find(c, "exec.tool-exec", Ask, "rsync -e / --rsync-path runs a program")
+	}
+	if argv[0].s == "scp" && p.has("S") {
+		a.find(c, "exec.tool-exec", Ask, "scp -S runs another program instead of ssh")
+	}
+	for _, o := range p.all("o") {
+		if l := strings.ToLower(o.val.s); strings.Contains(l, "proxycommand") || strings.Contains(l, "localcommand") {
+			a.find(c, "exec.tool-exec", Ask, "This ssh option runs a local command")
+		}
 	}
 	if len(p.ops) == 0 {
 		return 0

@@ -82,13 +82,13 @@ func hasWild(c string) bool { return strings.ContainsAny(c, "*?[\x00") }
 // compMatch reports whether path component c (possibly a glob, or dyn) may name want
 // (lower case).
 func compMatch(c, want string) bool {
-	if c == dyn || strings.Contains(c, dyn) {
+	if !hasWild(c) {
+		return strings.EqualFold(c, want)
+	}
+	if strings.Contains(c, dyn) {
 		return true
 	}
 	lc := strings.ToLower(c)
-	if !hasWild(lc) {
-		return lc == want
-	}
 	if strings.HasPrefix(want, ".") && !strings.HasPrefix(lc, ".") {
 		return false // a glob matches a leading dot only explicitly (dotglob is off)
 	}
@@ -198,6 +198,18 @@ var systemRoots = map[string]bool{
 // tmpDirs are directories for temporary files.
 var tmpDirs = []string{"/tmp", "/var/tmp", "/private/tmp", "/dev/shm"}
 
+// firstComps holds the first components of the home-relative patterns (credential stores and
+// startup files), to skip the pattern loops for ordinary paths.
+var firstComps = func() map[string]bool {
+	m := map[string]bool{}
+	for _, list := range [][][]string{credentialHome, homePersistence} {
+		for _, p := range list {
+			m[p[0]] = true
+		}
+	}
+	return m
+}()
+
 // classify returns the class of an absolute cleaned path (from resolve).
 func (a *analyzer) classify(p string) pathClass {
 	if strings.HasPrefix(p, "/dev/") || p == "/dev" {
@@ -216,9 +228,11 @@ func (a *analyzer) classify(p string) pathClass {
 		// Before the workspace: a workspace may be the home directory itself. A pattern
 		// that holds the workspace (a workspace in ~/bin) does not apply to it.
 		rel := splitPath(p[len(home):])
-		for _, pat := range homePersistence {
-			if underPattern(rel, pat) && !within(a.ctx.Workspace, home+"/"+strings.Join(pat, "/")) {
-				return pcPersistence
+		if len(rel) > 0 && (hasWild(rel[0]) || firstComps[strings.ToLower(rel[0])]) {
+			for _, pat := range homePersistence {
+				if underPattern(rel, pat) && !within(a.ctx.Workspace, home+"/"+strings.Join(pat, "/")) {
+					return pcPersistence
+				}
 			}
 		}
 	}
@@ -285,7 +299,7 @@ func classifyDev(p string) pathClass {
 		return pcDevTCP
 	}
 	name := strings.TrimPrefix(p, "/dev/")
-	for _, d := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "dm-", "md", "loop", "sr", "nbd", "zd", "mem", "kmem", "port", "block/", "root"} {
+	for _, d := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "mapper/", "dm-", "md", "loop", "sr", "nbd", "zd", "mem", "kmem", "port", "block/", "root", "sg", "st", "nst", "bsg/", "rbd", "zram", "pmem", "ram", "mtd", "ubi", "cciss/", "rdsk", "dsk", "vg", "lvm/", "fd0"} {
 		if strings.HasPrefix(name, d) {
 			return pcDevice
 		}
@@ -446,7 +460,7 @@ var credentialHome = [][]string{
 	{".azure"}, {".password-store"}, {".vault-token"}, {".config", "hub"},
 	{".terraform.d", "credentials.tfrc.json"}, {".local", "share", "keyrings"},
 	{"library", "keychains"}, {".config", "op"}, {".pgpass"}, {".my.cnf"},
-	{".config", "github-copilot"}, {".claude", ".credentials.json"}, {".bash_history"},
+	{".config", "github-copilot"}, {".config", "git", "credentials"}, {".claude", ".credentials.json"}, {".bash_history"},
 	{".zsh_history"}, {".python_history"}, {".mysql_history"}, {".psql_history"},
 	{".node_repl_history"}, {".sqlite_history"}, {".histfile"}, {".local", "share", "fish", "fish_history"},
 }
@@ -501,6 +515,9 @@ func (a *analyzer) isCredential(p string) bool {
 // a directory holding one (~/.docker, ~/.config: reading it recursively reads the store), or
 // a glob at the top of the home directory (~/.*).
 func (a *analyzer) homeCredential(rel []string) bool {
+	if len(rel) > 0 && !hasWild(rel[0]) && !firstComps[strings.ToLower(rel[0])] {
+		return false // no store starts with this name
+	}
 	for _, pat := range credentialHome {
 		if underPattern(rel, pat) {
 			return true

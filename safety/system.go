@@ -19,7 +19,28 @@ func hFormat(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 	}
 	switch name {
-	case "fsck", "e2fsck", "xfs_repair", "tune2fs", "resize2fs", "losetup", "partprobe", "debugfs", "btrfs", "zfs", "diskutil", "mdadm", "nvme", "hdparm", "dumpe2fs", "gpart":
+	case "zpool", "zfs", "cryptsetup", "flashrom":
+		destroy, read := false, len(argv) == 1
+		for _, x := range argv[1:] {
+			switch x.s {
+			case "destroy", "labelclear", "luksFormat", "erase", "luksErase", "luksKillSlot", "-w", "--write", "-E", "--erase", "reencrypt":
+				destroy = true
+			case "list", "status", "iostat", "get", "history", "luksDump", "isLuks", "-r", "--read", "-L", "--list-supported", "events", "diff", "holds":
+				read = true
+			}
+		}
+		if name == "zpool" && len(argv) == 2 && argv[1].s == "import" {
+			read = true // lists the pools that could be imported
+		}
+		switch {
+		case destroy:
+			a.find(c, "device.format", Deny, "")
+		case read:
+		default:
+			a.sysChange(c, name+" changes disks, pools or encrypted volumes")
+		}
+		return 0
+	case "fsck", "e2fsck", "xfs_repair", "tune2fs", "resize2fs", "losetup", "partprobe", "debugfs", "btrfs", "diskutil", "mdadm", "nvme", "hdparm", "dumpe2fs", "gpart":
 		if name == "hdparm" {
 			for _, x := range argv[1:] {
 				if strings.HasPrefix(x.s, "--security-erase") || strings.HasPrefix(x.s, "--trim-sector") || strings.HasPrefix(x.s, "--write-sector") || strings.HasPrefix(x.s, "--dco-restore") {
@@ -28,7 +49,7 @@ func hFormat(a *analyzer, argv []arg, c *callInfo) eff {
 				}
 			}
 		}
-		if name == "diskutil" || name == "nvme" || name == "zfs" || name == "btrfs" || name == "mdadm" {
+		if name == "diskutil" || name == "nvme" || name == "btrfs" || name == "mdadm" {
 			for _, x := range argv[1:] {
 				switch x.s {
 				case "eraseDisk", "eraseVolume", "partitionDisk", "format", "sanitize", "destroy", "secureErase", "zeroDisk", "randomDisk", "--zero-superblock", "--create", "reformat":
@@ -267,7 +288,15 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 		readOnly = len(argv) == 1
 		if len(argv) > 1 {
 			s := argv[1].s
-			readOnly = s == "status" || s == "show" || strings.HasPrefix(s, "list") || s == "query" || s == "--status" || s == "-p" || s == "-g" || s == "-l" || s == "--get" || s == "print" || s == "info" || s == "ip" || s == "netcheck" || s == "statistics" || s == "dns"
+			readOnly = s == "genkey" || s == "pubkey" || s == "genpsk" || s == "--list" || s == "--assess" || s == "status" || s == "show" || strings.HasPrefix(s, "list") || s == "query" || s == "--status" || s == "-p" || s == "-g" || s == "-l" || s == "--get" || s == "print" || s == "info" || s == "ip" || s == "netcheck" || s == "statistics" || s == "dns"
+		}
+	case "iw":
+		readOnly = true
+		for _, x := range argv[1:] {
+			switch x.s {
+			case "set", "connect", "disconnect", "del", "add", "join", "leave", "reg", "interface", "switch", "cqm", "wowlan", "coalesce", "ftm", "vendor", "ocb", "mesh":
+				readOnly = false
+			}
 		}
 	case "hwclock":
 		readOnly = len(argv) == 1 || argv[1].s == "-r" || argv[1].s == "--show"
@@ -318,9 +347,12 @@ func ipReadOnly(argv []arg) bool {
 	if len(words) <= 1 {
 		return true
 	}
-	switch words[1] {
-	case "show", "list", "ls", "lst", "sh", "s", "get", "monitor", "help":
-		return true
+	// ip accepts any prefix of a verb: "ip r g 1.1.1.1" is "ip route get".
+	v := words[1]
+	for _, verb := range []string{"show", "list", "lst", "get", "monitor", "help"} {
+		if strings.HasPrefix(verb, v) {
+			return true
+		}
 	}
 	return false
 }

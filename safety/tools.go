@@ -208,6 +208,9 @@ func hAwk(a *analyzer, argv []arg, c *callInfo) eff {
 			a.find(c, "dynamic.script", Ask, "The awk program is only known at run time")
 			continue
 		}
+		if strings.Contains(x.s, "@load") || strings.Contains(x.s, "@include") {
+			a.find(c, "exec.tool-exec", Ask, "The awk program loads an extension or another program file")
+		}
 		a.awkProgram(x.s, c)
 	}
 	return 0
@@ -539,6 +542,9 @@ func hTar(a *analyzer, argv []arg, c *callInfo) eff {
 		dir := lit(a.cwdOrDyn())
 		if d, ok := p.get("C", "--directory"); ok && d.has {
 			dir = d.val
+		}
+		if p.has("P", "--absolute-names") {
+			dir = lit("/") // members with absolute names land anywhere
 		}
 		a.writeTarget(dirAll(dir), "write", c.pos, c.end)
 	}

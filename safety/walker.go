@@ -50,15 +50,17 @@ type analyzer struct {
 	links   map[string]string // symbolic links made earlier in the command: link path → target
 	fetched map[string]bool   // files downloaded earlier in the command
 	calls   []callEdge        // calls made inside function bodies (for mutual-recursion fork bombs)
+	funcCwd map[string]string // functions whose body changes the directory: name → directory ("" unknown)
 	written map[string]string // files written earlier in the command with known content (dyn when unknown)
 
-	pipeText  string            // the literal output of the previous pipeline stage (echo 'x' | sh)
-	pipeKnown bool              // pipeText is known
-	vars      map[string]string // shell variables assigned literally in this command
-	funcs     map[string]bool   // functions defined in this command
-	fstk      []string          // functions whose bodies are being judged
-	pipe      bool              // judging a stage of a pipeline with more than one stage
-	bg        bool              // judging a backgrounded statement
+	curDialect Dialect           // dialect of the script being judged
+	pipeText   string            // the literal output of the previous pipeline stage (echo 'x' | sh)
+	pipeKnown  bool              // pipeText is known
+	vars       map[string]string // shell variables assigned literally in this command
+	funcs      map[string]bool   // functions defined in this command
+	fstk       []string          // functions whose bodies are being judged
+	pipe       bool              // judging a stage of a pipeline with more than one stage
+	bg         bool              // judging a backgrounded statement
 
 	argStack []arg       // argv of the simple commands being judged, as a stack
 	free     []*callInfo // callInfo values to reuse
@@ -183,98 +185,26 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	for _, r := range s.Redirs {
 		a.redirect(r, &in)
 	}
-	e := a.command(s, &in)
+	var e eff
+	if s.Background || s.Coprocess {
+		// A background job runs in a subshell: its cd and assignments stay there.
+		cwd, old, oldSet, vars := a.cwd, a.oldpwd, a.oldSet, a.vars
+		if vars != nil {
+			a.vars = copyVars(vars)
+		}
+		e = a.command(s, &in)
+		a.cwd, a.oldpwd, a.oldSet, a.vars = cwd, old, oldSet, vars
+	} else {
+		e = a.command(s, &in)
+	}
 	a.bg = bg
+	if s.Cmd == nil && in.cred {
+		e |= effCredRead // $(< ~/.ssh/id_rsa) prints the file
+	}
 	if len(s.Redirs) > 0 {
-		a.recordWritten(s)
+		a.recordWritten(s, e)
 	}
 	return e
-}
-
-// recordWritten remembers the content a statement writes to a file when it is known
-// (echo 'x' > f, cat > f <<'EOF' … EOF), so that running the file later in the command
-// judges that content.
-func (a *analyzer) recordWritten(s *syntax.Stmt) {
-	var out *syntax.Redirect
-	var body *syntax.Redirect
-	for _, r := range s.Redirs {
-		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob:
-			if r.N == nil || r.N.Value == "1" {
-				out = r
-			}
-		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-			body = r
-		}
-	}
-	if out == nil {
-		return
-	}
-	target := out.Word.Lit()
-	if target == "" {
-		return
-	}
-	p, ok := a.resolve(lit(target))
-	if !ok || strings.Contains(p, dyn) {
-		return
-	}
-	content, known := "", false
-	call, isCall := s.Cmd.(*syntax.CallExpr)
-	switch {
-	case !isCall || len(call.Args) == 0:
-	case call.Args[0].Lit() == "cat" && len(call.Args) == 1 && body != nil:
-		if body.Op == syntax.WordHdoc {
-			if len(body.Word.Parts) == 1 {
-				if q, ok := body.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
-					content, known = q.Value, true
-				}
-			}
-		} else if body.Hdoc == nil {
-			known = true
-		} else if l := body.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
-			content, known = l, true
-		}
-	default:
-		saved := a.findings
-		content, known = echoOutput(a, []*syntax.Stmt{{Cmd: call}})
-		a.findings = saved
-	}
-	if a.written == nil {
-		a.written = map[string]string{}
-	}
-	prev, had := a.written[p]
-	switch {
-	case !known:
-		a.written[p] = dyn
-	case out.Op == syntax.AppOut && had && !strings.Contains(prev, dyn):
-		a.written[p] = prev + content + "\n"
-	case out.Op == syntax.AppOut && had:
-		a.written[p] = dyn
-	default:
-		a.written[p] = content + "\n"
-	}
-}
-
-// runsWritten judges running the file x as a script (in dialect d) when its content was
-// written earlier in the command; it reports whether it did.
-func (a *analyzer) runsWritten(x arg, d Dialect, c *callInfo) bool {
-	if a.written == nil {
-		return false
-	}
-	p, ok := a.resolve(x)
-	if !ok {
-		return false
-	}
-	content, had := a.written[p]
-	if !had {
-		return false
-	}
-	if strings.Contains(content, dyn) {
-		a.find(c, "dynamic.script", Ask, "This runs "+p+", written earlier in the command with content only known at run time")
-		return true
-	}
-	a.nestedText(content, -1, d, c)
-	return true
 }
 
 // command judges the command of statement s.
@@ -309,8 +239,29 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		var e eff
 		switch l := x.Loop.(type) {
 		case *syntax.WordIter:
+			var items []arg
 			for _, w := range l.Items {
-				e |= a.wordEffects(w)
+				items = a.word(items, w, false)
+			}
+			for _, x := range items {
+				if x.net {
+					e |= effFetch
+				}
+			}
+			// A short list of known items: judge the body once for each value, so that
+			// for d in /etc /usr; do rm -rf $d; done is judged with the real paths.
+			if n := len(items); n > 0 && n <= maxLoopItems && !anyDyn(items) && !anyGlob(items) {
+				cwd := a.cwd
+				for _, it := range items {
+					if a.vars == nil {
+						a.vars = map[string]string{}
+					}
+					a.vars[l.Name.Value] = it.s
+					a.cwd = cwd
+					e |= a.stmts(x.Do)
+				}
+				a.forget(l.Name.Value)
+				return e
 			}
 			a.forget(l.Name.Value)
 		case *syntax.CStyleLoop:
@@ -414,88 +365,26 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 	return all
 }
 
-// callEdge is a call from the body of function from to the program to; fork tells whether
-// the call runs in a pipeline or in the background.
-type callEdge struct {
-	from, to string
-	fork     bool
+// maxLoopItems is the longest list of known items a for loop body is judged for, once per
+// item; longer lists judge the body once with the variable unknown.
+const maxLoopItems = 8
+
+func anyDyn(xs []arg) bool {
+	for _, x := range xs {
+		if x.dyn || x.proc {
+			return true
+		}
+	}
+	return false
 }
 
-// forkCycle reports whether the calls made in function bodies form a cycle of defined
-// functions with at least one call that forks (a(){ b|b& }; b(){ a|a& } and longer
-// chains), and returns a function on it.
-func (a *analyzer) forkCycle() (string, bool) {
-	if len(a.calls) == 0 {
-		return "", false
-	}
-	out := map[string][]callEdge{}
-	var names []string
-	for _, e := range a.calls {
-		if a.funcs[e.to] {
-			if _, ok := out[e.from]; !ok {
-				names = append(names, e.from)
-			}
-			out[e.from] = append(out[e.from], e)
+func anyGlob(xs []arg) bool {
+	for _, x := range xs {
+		if x.glob {
+			return true
 		}
 	}
-	type state struct {
-		name string
-		fork bool
-	}
-	for _, start := range names {
-		seen := map[state]bool{}
-		stack := []state{{start, false}}
-		for len(stack) > 0 {
-			s := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for _, e := range out[s.name] {
-				n := state{e.to, s.fork || e.fork}
-				if n.name == start && n.fork {
-					return start, true
-				}
-				if !seen[n] {
-					seen[n] = true
-					stack = append(stack, n)
-				}
-			}
-		}
-	}
-	return "", false
-}
-
-// literalOutput returns what a pipeline stage prints when it is an echo or printf of
-// literal words, or cat of a literal here-document or here-string.
-func literalOutput(a *analyzer, s *syntax.Stmt) (string, bool) {
-	call, ok := s.Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Args) == 0 {
-		return "", false
-	}
-	if call.Args[0].Lit() == "cat" && len(call.Args) == 1 && len(s.Redirs) == 1 {
-		r := s.Redirs[0]
-		switch r.Op {
-		case syntax.Hdoc, syntax.DashHdoc:
-			if r.Hdoc == nil {
-				return "", true
-			}
-			if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
-				return l, true
-			}
-		case syntax.WordHdoc:
-			if len(r.Word.Parts) == 1 {
-				if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
-					return q.Value, true
-				}
-			}
-		}
-		return "", false
-	}
-	if len(s.Redirs) > 0 {
-		return "", false
-	}
-	saved := a.findings
-	out, ok := echoOutput(a, []*syntax.Stmt{s})
-	a.findings = saved // echoOutput judged the words already with the stage itself
-	return out, ok
+	return false
 }
 
 // funcDecl judges a function body once, as if the function were called, and checks that its
@@ -518,6 +407,15 @@ func (a *analyzer) funcDecl(x *syntax.FuncDecl) {
 	if x.Body != nil {
 		cwd := a.cwd
 		a.stmt(x.Body)
+		if a.cwd != cwd {
+			// Calling the function changes the directory of the caller.
+			if a.funcCwd == nil {
+				a.funcCwd = map[string]string{}
+			}
+			for _, n := range names {
+				a.funcCwd[n.Value] = a.cwd
+			}
+		}
 		a.cwd = cwd
 	}
 	a.fstk = a.fstk[:len(a.fstk)-len(names)]

@@ -101,6 +101,21 @@ func defaultWord(w *syntax.Word) string {
 	return ""
 }
 
+// substOutput returns what a command substitution prints when it is known without running
+// anything ($(echo rm), $(pwd), $(cat <<'EOF' … EOF)), with trailing newlines removed as
+// the shell removes them.
+func substOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
+	if len(stmts) == 1 {
+		if call, ok := stmts[0].Cmd.(*syntax.CallExpr); ok && len(call.Args) == 1 && call.Args[0].Lit() == "cat" && len(stmts[0].Redirs) == 1 {
+			if out, ok := a.hdocText(stmts[0].Redirs[0]); ok {
+				return strings.TrimRight(out, "\n"), true
+			}
+			return "", false
+		}
+	}
+	return echoOutput(a, stmts)
+}
+
 // echoOutput returns what a command substitution prints when it is a single echo or
 // printf of literal words (such as $(echo rm)), so that the value is judged, not guessed.
 func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
@@ -152,6 +167,7 @@ type wordEval struct {
 	sub      bool // a command substitution was resolved
 	cred     bool // a substitution outputs a credential file
 	overflow bool // brace expansion exceeded maxBraceFields
+	hdoc     bool // evaluating an unquoted here-document body
 	assign   bool
 }
 
@@ -173,6 +189,10 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 	a := e.a
 	switch x := p.(type) {
 	case *syntax.Lit:
+		if e.hdoc {
+			e.push(unescapeHdoc(x.Value))
+			return
+		}
 		if dq {
 			e.push(unescapeDQ(x.Value))
 			return
@@ -183,7 +203,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		} else if first && !e.assign {
 			// bash expands ~ after the = of an argument that looks like an assignment
 			// (dd of=~/x), outside POSIX mode.
-			if i := strings.Index(v, "=~"); i > 0 && validName(v[:i]) && e.a.ctx.Dialect == Bash {
+			if i := strings.Index(v, "=~"); i > 0 && validName(v[:i]) && e.a.curDialect == Bash {
 				v = v[:i+1] + e.tilde(v[i+1:])
 			}
 		}
@@ -196,7 +216,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		}
 		e.push(s)
 	case *syntax.SglQuoted:
-		if x.Dollar {
+		if x.Dollar && a.curDialect == POSIX {
+			e.push("$" + x.Value) // a POSIX sh (dash) has no $'…' quoting
+		} else if x.Dollar {
 			e.push(ansiC(x.Value))
 		} else {
 			e.push(x.Value)
@@ -224,7 +246,7 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		}
 		e.push(v)
 	case *syntax.CmdSubst:
-		if out, ok := echoOutput(a, x.Stmts); ok {
+		if out, ok := substOutput(a, x.Stmts); ok {
 			if !dq && strings.ContainsAny(out, " \t\n") {
 				e.split = true
 			}
@@ -280,9 +302,10 @@ func (e *wordEval) brace(x *syntax.BraceExp) {
 	if x.Sequence {
 		elems = e.sequence(x)
 	} else {
+		atStart := len(e.vals) == 1 && e.vals[0] == ""
 		for _, w := range x.Elems {
 			sub := wordEval{a: e.a, vals: []string{""}, assign: e.assign}
-			sub.parts(w.Parts, false, false)
+			sub.parts(w.Parts, false, atStart) // bash expands braces before tildes
 			e.dyn = e.dyn || sub.dyn
 			e.glob = e.glob || sub.glob
 			e.net = e.net || sub.net
@@ -635,6 +658,31 @@ func unescapeDQ(v string) string {
 		if c == '\\' && i+1 < len(v) {
 			switch v[i+1] {
 			case '$', '`', '"', '\\':
+				b.WriteByte(v[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unescapeHdoc removes the backslashes an unquoted here-document removes: before $ ` \ and
+// newline (not before ", unlike double quotes).
+func unescapeHdoc(v string) string {
+	if strings.IndexByte(v, '\\') < 0 {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '$', '`', '\\':
 				b.WriteByte(v[i+1])
 				i++
 				continue

@@ -47,7 +47,6 @@ var wrappers = map[string]*wrapSpec{
 	"torsocks":         {opts: optSpec{arg: "uPpa", stop: true}, note: "network.access"},
 	"tsocks":           {opts: optSpec{stop: true}, note: "network.access"},
 	"ssh-agent":        {opts: optSpec{arg: "aEPt", stop: true}},
-	"entr":             {opts: optSpec{stop: true}},
 	"catchsegv":        {opts: optSpec{stop: true}},
 	"valgrind":         {opts: optSpec{stop: true}},
 	"nocorrect":        {opts: optSpec{stop: true}},
@@ -57,6 +56,26 @@ var wrappers = map[string]*wrapSpec{
 	"ifne":             {opts: optSpec{stop: true}},
 	"rlwrap":           {opts: optSpec{arg: "abcfHlpPsStz", stop: true}},
 	"unshare":          {opts: optSpec{long: []string{"mount", "uts", "ipc", "net", "pid", "user", "cgroup", "time", "setuid", "setgid", "root", "wd", "map-user", "map-group"}, stop: true}, note: "exec.tool-exec", nodet: "unshare runs the command in new namespaces"},
+	"setpriv":          {opts: optSpec{long: []string{"reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "selinux-label", "apparmor-profile", "ruid", "euid", "rgid", "egid", "pdeathsig"}, stop: true}},
+	"chpst":            {opts: optSpec{arg: "ugUeb/nlLmdofcpr", stop: true}},
+	"softlimit":        {opts: optSpec{arg: "mdsalofcprt", stop: true}},
+	"envdir":           {opts: optSpec{stop: true}, skip: 1, note: "exec.tool-exec", nodet: "envdir sets the environment from the files of a directory"},
+	"setuidgid":        {opts: optSpec{stop: true}, skip: 1},
+	"gosu":             {opts: optSpec{stop: true}, skip: 1},
+	"su-exec":          {opts: optSpec{stop: true}, skip: 1},
+	"numactl":          {opts: optSpec{arg: "iNmCpP", long: []string{"interleave", "cpunodebind", "membind", "physcpubind", "preferred", "localalloc"}, stop: true}},
+	"prlimit":          {opts: optSpec{arg: "p", long: []string{"pid", "output"}, stop: true}},
+	"cgexec":           {opts: optSpec{arg: "g", stop: true}},
+	"tini":             {opts: optSpec{arg: "pe", stop: true}},
+	"dumb-init":        {opts: optSpec{arg: "r", long: []string{"rewrite"}, stop: true}},
+	"nocache":          {opts: optSpec{arg: "nD", stop: true}},
+	"trickle":          {opts: optSpec{arg: "udwtlLn", stop: true}, note: "network.access"},
+	"torify":           {opts: optSpec{stop: true}, note: "network.access"},
+	"distcc":           {opts: optSpec{stop: true}},
+	"icecc":            {opts: optSpec{stop: true}},
+	"sccache":          {opts: optSpec{stop: true}},
+	"tsp":              {opts: optSpec{arg: "LDnNf", stop: true}, note: "background.job", nodet: "tsp queues the command to run later"},
+	"systemd-inhibit":  {opts: optSpec{long: []string{"what", "who", "why", "mode"}, stop: true}},
 }
 
 func init() {
@@ -65,6 +84,15 @@ func init() {
 	}
 	commands["script"] = hScript
 	commands["flock"] = hFlock
+	commands["bwrap"] = hBwrap
+	commands["perf"] = hPerf
+	commands["gdb"] = hGdb
+	commands["lldb"] = hGdb
+	commands["hyperfine"] = hHyperfine
+	commands["entr"] = hEntr
+	for _, t := range []string{"xterm", "gnome-terminal", "konsole", "alacritty", "kitty", "terminator", "xfce4-terminal", "st", "foot", "urxvt", "tilix", "wezterm"} {
+		commands[t] = hTerminal
+	}
 	commands["unshare"] = hWrapper
 }
 
@@ -97,6 +125,43 @@ func hWrapper(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 	}
 	i := p.rest + sp.skip
+	if i >= len(argv) {
+		return 0
+	}
+	return a.judge(argv[i:], c)
+}
+
+// bwrapArgs gives the number of arguments each bubblewrap option takes (bwrap(1)).
+var bwrapArgs = map[string]int{
+	"--bind": 2, "--ro-bind": 2, "--dev-bind": 2, "--bind-try": 2, "--ro-bind-try": 2,
+	"--dev-bind-try": 2, "--symlink": 2, "--setenv": 2, "--file": 2, "--bind-data": 2,
+	"--ro-bind-data": 2, "--chmod": 2, "--tmpfs": 1, "--proc": 1, "--dev": 1, "--dir": 1,
+	"--unsetenv": 1, "--chdir": 1, "--uid": 1, "--gid": 1, "--hostname": 1, "--remount-ro": 1,
+	"--seccomp": 1, "--exec-label": 1, "--file-label": 1, "--lock-file": 1, "--sync-fd": 1,
+	"--info-fd": 1, "--json-status-fd": 1, "--block-fd": 1, "--userns-block-fd": 1,
+	"--args": 1, "--cap-add": 1, "--cap-drop": 1, "--perms": 1, "--size": 1, "--userns": 1,
+	"--userns2": 1, "--pidns": 1, "--argv0": 1, "--mqueue": 1, "--overlay-src": 1,
+	"--tmp-overlay": 1, "--ro-overlay": 1, "--overlay": 3,
+}
+
+// hBwrap judges bubblewrap: its options (some take two or three arguments) and then the
+// command, which is judged as if it ran unconfined.
+func hBwrap(a *analyzer, argv []arg, c *callInfo) eff {
+	i := 1
+	for i < len(argv) {
+		s := argv[i].s
+		if s == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(s, "--") {
+			break
+		}
+		if s == "--setenv" && i+1 < len(argv) {
+			a.envName(argv[i+1].s, c)
+		}
+		i += 1 + bwrapArgs[s]
+	}
 	if i >= len(argv) {
 		return 0
 	}
@@ -227,6 +292,10 @@ func hShell(a *analyzer, argv []arg, c *callInfo) eff {
 		if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 			return a.stdinCode(c, d, true)
 		}
+		if isDevTCP(x.s) {
+			a.find(c, "network.pipe-to-shell", Deny, "The shell runs code read from a network connection")
+			return 0
+		}
 		if a.runsFetched(x, c) {
 			return 0
 		}
@@ -301,7 +370,7 @@ func hEval(a *analyzer, argv []arg, c *callInfo) eff {
 }
 
 // dialect returns the dialect of the current shell.
-func (a *analyzer) dialect() Dialect { return a.ctx.Dialect }
+func (a *analyzer) dialect() Dialect { return a.curDialect }
 
 // hSource judges source and '.': they run a file's commands in this shell.
 func hSource(a *analyzer, argv []arg, c *callInfo) eff {
@@ -315,6 +384,10 @@ func hSource(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if x.s == "/dev/stdin" || x.s == "/proc/self/fd/0" {
 		return a.stdinCode(c, a.dialect(), true)
+	}
+	if isDevTCP(x.s) {
+		a.find(c, "network.pipe-to-shell", Deny, "The shell runs code read from a network connection")
+		return 0
 	}
 	if a.runsFetched(x, c) {
 		return 0
@@ -568,4 +641,157 @@ func hSudo(a *analyzer, argv []arg, c *callInfo) eff {
 func hDisown(a *analyzer, argv []arg, c *callInfo) eff {
 	a.find(c, "background.job", Ask, argv[0].s+" manages background jobs")
 	return 0
+}
+
+// hPerf judges perf: stat, record and trace run a command.
+func hPerf(a *analyzer, argv []arg, c *callInfo) eff {
+	a.find(c, "exec.tool-exec", Ask, "perf profiles programs and writes perf.data")
+	if len(argv) < 3 {
+		return 0
+	}
+	switch argv[1].s {
+	case "stat", "record", "trace", "mem", "c2c", "kmem", "lock", "sched", "kvm":
+	default:
+		return 0
+	}
+	i := 2
+	for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
+		s := argv[i].s
+		i++
+		if s == "--" {
+			break
+		}
+		if len(s) == 2 && strings.ContainsRune("eopptCFcrGIuxmnd", rune(s[1])) {
+			i++
+		}
+	}
+	if i >= len(argv) {
+		return 0
+	}
+	return a.judge(argv[i:], c)
+}
+
+// hGdb judges gdb and lldb: --args runs the program that follows; -ex and -batch commands can
+// run shell commands.
+func hGdb(a *analyzer, argv []arg, c *callInfo) eff {
+	a.find(c, "exec.tool-exec", Ask, argv[0].s+" runs and controls a program")
+	for i, x := range argv[1:] {
+		if x.s == "--args" || x.s == "--" && argv[0].s == "lldb" {
+			if i+2 < len(argv) {
+				return a.judge(argv[i+2:], c)
+			}
+		}
+	}
+	return 0
+}
+
+// hHyperfine judges hyperfine: each command operand, and --prepare, --setup, --cleanup and
+// --conclude, is a shell command.
+func hHyperfine(a *analyzer, argv []arg, c *callInfo) eff {
+	a.find(c, "exec.tool-exec", Ask, "hyperfine runs commands repeatedly")
+	var e eff
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		switch {
+		case s == "-p" || s == "--prepare" || s == "-s" || s == "--setup" || s == "-c" || s == "--cleanup" || s == "--conclude":
+			if i+1 < len(argv) {
+				e |= a.nested(argv[i+1], POSIX, c)
+				i++
+			}
+		case strings.HasPrefix(s, "--export-") || s == "--output":
+			if i+1 < len(argv) {
+				a.writeTarget(argv[i+1], "write", c.pos, c.end)
+				i++
+			}
+		case s == "-S" || s == "--shell":
+			a.find(c, "exec.tool-exec", Ask, "hyperfine --shell picks the program that runs the commands")
+			i++
+		case len(s) == 2 && s[0] == '-' && strings.ContainsRune("wrmMLnu", rune(s[1])):
+			i++
+			if s == "-L" {
+				i++
+			}
+		case strings.HasPrefix(s, "-"):
+		default:
+			e |= a.nested(argv[i], POSIX, c)
+		}
+	}
+	return e
+}
+
+// hEntr judges entr: it runs its utility when files change; -s runs it with the shell.
+func hEntr(a *analyzer, argv []arg, c *callInfo) eff {
+	shell := false
+	i := 1
+	for ; i < len(argv) && strings.HasPrefix(argv[i].s, "-"); i++ {
+		if strings.Contains(argv[i].s, "s") {
+			shell = true
+		}
+	}
+	if i >= len(argv) {
+		return 0
+	}
+	a.find(c, "background.job", Ask, "entr keeps running the command whenever files change")
+	if shell {
+		return a.nested(joinArgs(argv[i:]), POSIX, c)
+	}
+	return a.judge(argv[i:], c)
+}
+
+// hTerminal judges terminal emulators started with a command (xterm -e, gnome-terminal --).
+func hTerminal(a *analyzer, argv []arg, c *callInfo) eff {
+	a.find(c, "background.job", Ask, argv[0].s+" opens a terminal window")
+	for i, x := range argv[1:] {
+		if x.s == "-e" || x.s == "-x" || x.s == "--" || x.s == "--command" || x.s == "--execute" {
+			rest := argv[i+2:]
+			if len(rest) == 1 {
+				return a.nested(rest[0], POSIX, c)
+			}
+			if len(rest) > 0 {
+				return a.judge(rest, c)
+			}
+		}
+	}
+	return 0
+}
+
+// tmuxCommandVerbs are tmux commands whose last operand is a shell command.
+var tmuxCommandVerbs = map[string]bool{
+	"new": true, "new-session": true, "new-window": true, "neww": true, "split-window": true,
+	"splitw": true, "respawn-pane": true, "respawnp": true, "respawn-window": true,
+	"respawnw": true, "run-shell": true, "run": true, "if-shell": true, "if": true,
+	"pipe-pane": true, "pipep": true, "display-popup": true, "popup": true,
+}
+
+// tmuxCommand judges tmux and screen commands that start a shell command (the command is
+// judged) or type keys into a session (ask); it reports whether argv was such a command.
+func (a *analyzer) tmuxCommand(argv []arg, c *callInfo) (eff, bool) {
+	for i, x := range argv[1:] {
+		if x.s == "send-keys" || x.s == "send" || x.s == "stuff" {
+			a.find(c, "exec.tool-exec", Ask, "Typing keys into a terminal session runs whatever they spell")
+			return 0, true
+		}
+		if tmuxCommandVerbs[x.s] {
+			rest := argv[i+2:]
+			var ops []arg
+			for j := 0; j < len(rest); j++ {
+				s := rest[j].s
+				if strings.HasPrefix(s, "-") && len(s) > 1 {
+					if strings.ContainsAny(s[len(s)-1:], "cntFeslxyLPStTw") && j+1 < len(rest) {
+						j++
+					}
+					continue
+				}
+				ops = append(ops, rest[j])
+			}
+			if len(ops) == 0 {
+				return 0, true
+			}
+			if len(ops) == 1 {
+				return a.nested(ops[0], POSIX, c), true
+			}
+			return a.judge(ops, c), true
+		}
+	}
+	return 0, false
 }

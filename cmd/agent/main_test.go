@@ -10,7 +10,8 @@ import (
 // TestMain lets testscript run this test binary as the real `s-code` command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"s-code": func() { os.Exit(run()) },
+		"s-code":            func() { os.Exit(run()) },
+		"s-code-userhelper": func() { os.Exit(userhelperMain()) },
 	})
 }
 
@@ -20,6 +21,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
 			env.Setenv("HOME", env.WorkDir+"/home")

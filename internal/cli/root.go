@@ -78,6 +78,7 @@ and inspects Git through a hardened host git.`,
 		newUndoCmd(streams),
 		newCheckCmd(streams),
 		newGitCmd(streams),
+		newRunCmd(streams),
 	)
 	return root
 }
