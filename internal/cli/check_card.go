@@ -83,7 +83,8 @@ func writeCard(w io.Writer, command string, v safety.Verdict, p palette, width i
 		lineNo, src, carets := caretLines(command, f.Offset, len(f.Command), width-8)
 		num := fmt.Sprintf("%d", lineNo)
 		fmt.Fprintf(&b, "    %s | %s\n", p.paint(ansiDim, num), src)
-		fmt.Fprintf(&b, "    %s | %s\n", strings.Repeat(" ", len(num)), p.paint(ansiBold+ansiRed, carets))
+		marks := strings.TrimLeft(carets, " ")
+		fmt.Fprintf(&b, "    %s | %s%s\n", strings.Repeat(" ", len(num)), carets[:len(carets)-len(marks)], p.paint(ansiBold+ansiRed, marks))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -197,3 +197,35 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestCardColour checks that a colouring palette paints the decision words and the caret
+// line, and that the plain palette writes no escape sequence at all.
+func TestCardColour(t *testing.T) {
+	v := safety.Verdict{Decision: safety.Deny, Findings: []safety.Finding{
+		{Rule: "destructive.rm-root", Decision: safety.Deny, Command: "rm -rf /", Offset: 9, Message: "no"},
+		{Rule: "a.b", Decision: safety.Ask, Command: "echo ok", Offset: 0, Message: "m"},
+	}}
+	var plain, colour bytes.Buffer
+	if err := writeCard(&plain, "echo ok; rm -rf /", v, palette{}, 80); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCard(&colour, "echo ok; rm -rf /", v, palette{on: true}, 80); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b") {
+		t.Errorf("plain card holds an escape sequence:\n%s", plain.String())
+	}
+	for _, want := range []string{ansiBold + ansiRed + "deny" + ansiReset, ansiYellow + "ask" + ansiReset, ansiBold + ansiRed + "^^^^^^^^" + ansiReset} {
+		if !strings.Contains(colour.String(), want) {
+			t.Errorf("coloured card lacks %q:\n%q", want, colour.String())
+		}
+	}
+	// Colour changes nothing but the escape sequences.
+	stripped := colour.String()
+	for _, code := range []string{ansiReset, ansiBold, ansiDim, ansiRed, ansiGreen, ansiYellow} {
+		stripped = strings.ReplaceAll(stripped, code, "")
+	}
+	if stripped != plain.String() {
+		t.Errorf("coloured card differs from the plain one beyond colour:\n%s\n---\n%s", stripped, plain.String())
+	}
+}
