@@ -77,7 +77,7 @@ func runSandbox(streams IO, o sandboxOptions) error {
 	if len(o.command) > 0 {
 		out = streams.Err // the command's stdout stays its own
 	}
-	if err := writeCard(out, card, o.json); err != nil {
+	if err := writeSandboxCard(out, card, o.json); err != nil {
 		return err
 	}
 	if len(o.command) == 0 {
@@ -116,7 +116,7 @@ func inWorkspace(ws, dir string) bool {
 	return err == nil && sandbox.Within(ws, c)
 }
 
-func writeCard(w io.Writer, card sandbox.Card, asJSON bool) error {
+func writeSandboxCard(w io.Writer, card sandbox.Card, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, card)
 	}
