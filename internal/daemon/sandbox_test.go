@@ -53,6 +53,11 @@ func TestRunUserSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("S_CODE_TOOL_CACHE_DIR", filepath.Join(base, "cache"))
+	for name, body := range map[string]string{"write.sh": "echo x > \"$1\"\n", "dial.sh": "exec 3<>/dev/tcp/127.0.0.1/$1\n"} {
+		if err := os.WriteFile(filepath.Join(ws, "src", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -97,10 +102,12 @@ func TestRunUserSandbox(t *testing.T) {
 	}{
 		{"write in the workspace", `echo ok > src/f && cat src/f`, false, true, "ok\n"},
 		{"private caches", `echo "$GOMODCACHE"`, false, true, filepath.Join(base, "cache")},
-		{"write /etc", `echo x > /etc/s-code-helper-test`, false, false, ""},
-		{"write the helper's audit directory", `echo x > ` + filepath.Join(base, "audit", "x"), false, false, ""},
-		{"tcp without approved network", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d`, port), false, false, ""},
-		{"tcp with approved network", fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d`, port), true, true, ""},
+		// ShellSafety cannot see into a workspace script (its verdict is ask, approved
+		// here): the sandbox is what stops it.
+		{"write /etc", `bash src/write.sh /etc/s-code-helper-test`, false, false, ""},
+		{"write the helper's audit directory", `bash src/write.sh ` + filepath.Join(base, "audit", "x"), false, false, ""},
+		{"tcp without approved network", fmt.Sprintf(`bash src/dial.sh %d`, port), false, false, ""},
+		{"tcp with approved network", fmt.Sprintf(`bash src/dial.sh %d`, port), true, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +115,9 @@ func TestRunUserSandbox(t *testing.T) {
 			res, err := c.Exec(ctx, &helperv1.ExecStart{Command: tt.command, Workspace: ws, Cwd: ws, Approved: true, ApprovedNetwork: tt.network}, helperclient.Streams{Stdout: &out, Stderr: &errb})
 			if err != nil {
 				t.Fatalf("exec: %v", err)
+			}
+			if res.Status() == 126 {
+				t.Fatalf("refused before it ran (126): the sandbox was not tested; stderr %q", errb.String())
 			}
 			if got := res.Status() == 0; got != tt.ok {
 				t.Fatalf("status %d, want ok=%v; stdout %q stderr %q", res.Status(), tt.ok, out.String(), errb.String())
