@@ -46,10 +46,28 @@ type Profile struct {
 	Caches []Cache `json:"caches"`
 	// Env is the environment changes the profile makes.
 	Env EnvChanges `json:"env"`
+	// Protection is how the launcher keeps ProtectedPaths read-only on Linux:
+	// ProtectionMountNamespace (read-only bind mounts in a private mount namespace, the
+	// workspace tree writable as a whole; the launcher falls back to ProtectionLandlockEntries
+	// when the kernel refuses the namespace) or ProtectionLandlockEntries (the workspace root
+	// read-only and its other entries granted one by one). Empty means
+	// ProtectionLandlockEntries. Seatbelt (macOS) ignores it: it can subtract rules.
+	Protection string `json:"protection,omitempty"`
 	// AllowUnconfined reports whether a person approved running the command although the
 	// kernel cannot confine its file access (no Landlock). Without it the launcher refuses.
 	AllowUnconfined bool `json:"allow_unconfined,omitempty"`
 }
+
+// The values of Profile.Protection.
+const (
+	// ProtectionMountNamespace keeps the protected paths read-only with bind mounts in a
+	// private mount namespace; Landlock grants the workspace tree as a whole.
+	ProtectionMountNamespace = "mount-namespace"
+	// ProtectionLandlockEntries keeps the protected paths read-only with Landlock alone: the
+	// workspace root (and .git) is read-only and each other entry is granted on its own, so
+	// no entry can be created, removed or renamed at the top level or directly in .git.
+	ProtectionLandlockEntries = "landlock-entries"
+)
 
 // Cache is one private dependency cache of a workspace.
 type Cache struct {
@@ -99,6 +117,9 @@ type Host struct {
 	Devices []string
 	// SystemDenied are secrets inside system roots (see systemDeniedPaths).
 	SystemDenied []string
+	// MountNamespace reports whether the launcher can get a private mount namespace here
+	// (see MountNamespaceUsable); it picks the profile's Protection.
+	MountNamespace bool
 }
 
 // Errors returned by NewProfile and CacheRoot; match them with errors.Is.
@@ -218,6 +239,10 @@ func NewProfile(h Host, network bool) (Profile, error) {
 		prot = append(prot, filepath.Join(ws, n))
 	}
 	p.ProtectedPaths = prot
+	p.Protection = ProtectionLandlockEntries
+	if h.MountNamespace {
+		p.Protection = ProtectionMountNamespace
+	}
 	p.Env = envChanges(p)
 	return p, nil
 }
@@ -297,6 +322,11 @@ func ParseProfile(b []byte) (Profile, error) {
 	}
 	if p.Workspace == "" {
 		return Profile{}, errors.New("decode sandbox profile: no workspace")
+	}
+	switch p.Protection {
+	case "", ProtectionLandlockEntries, ProtectionMountNamespace:
+	default:
+		return Profile{}, fmt.Errorf("decode sandbox profile: unknown protection %q", p.Protection)
 	}
 	for _, group := range [][]string{{p.Workspace, p.TempDir}, p.WritableRoots, p.ReadOnlyRoots, p.Devices, p.DeniedPaths, p.ProtectedPaths} {
 		for _, path := range group {

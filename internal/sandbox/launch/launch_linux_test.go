@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,10 @@ import (
 const (
 	asLauncherEnv = "S_CODE_TEST_AS_LAUNCHER"
 	probeEnv      = "S_CODE_TEST_PROBE"
+	// driverEnv holds a profile (JSON): the test binary then runs its arguments under it
+	// through sandbox.Command, as the user helper does, and exits with their status. Tests
+	// start it as another user, so that the launcher is started by that user.
+	driverEnv = "S_CODE_TEST_DRIVER_PROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +49,46 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv(probeEnv); p != "" {
 		os.Exit(probe(p, os.Args[1:]))
 	}
+	if p := os.Getenv(driverEnv); p != "" {
+		os.Exit(drive(p, os.Args[1:]))
+	}
 	os.Exit(m.Run())
+}
+
+// drive runs argv under the profile profileJSON through the launcher (this binary), as
+// the user helper does, and returns its exit status.
+func drive(profileJSON string, argv []string) int {
+	p, err := sandbox.ParseProfile([]byte(profileJSON))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, driverEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	cmd, err := sandbox.Command(context.Background(), exe, p, argv, env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	return 0
 }
 
 // probe runs one operation inside the sandbox and prints "ok" or "errno NAME".
@@ -114,6 +158,20 @@ func probe(name string, args []string) int {
 	case "kill":
 		pid, _ := strconv.Atoi(args[0])
 		err = unix.Kill(pid, 0)
+	case "capabilities":
+		// Every capability set of the command must be empty, also after a launcher that
+		// held CAP_SYS_ADMIN in its own user namespace.
+		var b []byte
+		if b, err = os.ReadFile("/proc/self/status"); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				k, v, _ := strings.Cut(line, ":")
+				if (k == "CapInh" || k == "CapPrm" || k == "CapEff" || k == "CapAmb") && strings.Trim(strings.TrimSpace(v), "0") != "" {
+					err = fmt.Errorf("%s is %s", k, strings.TrimSpace(v))
+				}
+			}
+		}
+	case "umount":
+		err = unix.Unmount(args[0], unix.MNT_DETACH)
 	default:
 		fmt.Printf("unknown probe %s\n", name)
 		return 2
@@ -152,6 +210,7 @@ func newFixture(t testing.TB, network bool) *fixture {
 	write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit.sample"), "#!/bin/sh\n")
 	write(t, filepath.Join(f.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
 	write(t, filepath.Join(f.ws, ".git", "modules", "sub", "config"), "[core]\n")
+	write(t, filepath.Join(f.ws, ".vscode", "settings.json"), "{}\n")
 	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "objects"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -239,63 +298,144 @@ func requireLandlock(t testing.TB) {
 	}
 }
 
-// TestFilesystem runs shell commands through the launcher and checks what they may touch.
-// The test runs as root, which owns /etc and the fake home: every refusal below comes from
-// Landlock (root's CAP_DAC_OVERRIDE does not bypass it, and its capabilities are dropped).
+// layouts are the two ways the launcher keeps protected paths read-only.
+var layouts = []string{sandbox.ProtectionMountNamespace, sandbox.ProtectionLandlockEntries}
+
+// fsCase is one shell command run in the sandbox, with whether it must succeed under the
+// mount-namespace layout and under the per-entry Landlock layout.
+type fsCase struct {
+	name           string
+	script         string
+	mount, entries bool
+}
+
+// workspaceCases are the checks of the workspace and its protected paths, in order (some
+// depend on earlier ones).
+var workspaceCases = []fsCase{
+	{"write a workspace file", `echo changed > README && cat README`, true, true},
+	{"create a file in a workspace directory", `echo new > src/new.txt && cat src/new.txt`, true, true},
+	{"make a directory in a workspace directory", `mkdir -p src/a/b && rmdir src/a/b`, true, true},
+	{"create a file at the workspace top level", `echo x > newfile && cat newfile`, true, false},
+	{"edit a top-level file in place (sed -i: temporary file and rename)", `sed -i s/changed/edited/ README && grep -q edited README`, true, false},
+	{"make top-level directories", `mkdir node_modules target && touch node_modules/x target/y`, true, false},
+	{"rename and remove top-level entries", `touch a && mv a b && rm b`, true, false},
+	{"create and remove a file directly in .git", `echo x > .git/index.lock && rm .git/index.lock`, true, false},
+	{"write git objects", `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd`, true, true},
+	{"write .git/hooks", `echo x > .git/hooks/pre-commit`, false, false},
+	{"write .git/config", `echo x >> .git/config`, false, false},
+	{"replace .git/config by rename", `echo x > .git/cfg.new; mv .git/cfg.new .git/config`, false, false},
+	{"remove .git/config", `rm -f .git/config`, false, false},
+	{"write a submodule's config", `echo x >> .git/modules/sub/config`, false, false},
+	{"create a submodule hook", `mkdir -p .git/modules/sub/hooks`, false, false},
+	{"remove .git/hooks", `rm -rf .git/hooks`, false, false},
+	{"move .git/hooks aside", `mv .git/hooks h`, false, false},
+	{"move .git aside", `mv .git g`, false, false},
+	{"write an existing .vscode file", `echo x > .vscode/settings.json`, false, false},
+	{"remove .vscode", `rm -rf .vscode`, false, false},
+	// A protected path missing at launch gets no mount (docs/sandbox.md, known limits).
+	{"create a missing protected directory", `mkdir .claude && rmdir .claude`, true, false},
+}
+
+// outsideCases are the checks of everything outside the workspace.
+func outsideCases(outside string) []fsCase {
+	return []fsCase{
+		{"write the private temporary directory", `echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`, true, true},
+		{"read a system file", `head -c1 /etc/passwd >/dev/null`, true, true},
+		{"write /dev/null", `echo x > /dev/null`, true, true},
+		{"read a runtime root", `cat "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, true, true},
+		{"write a runtime root", `echo x > "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, false, false},
+		{"write the home directory", `echo x > "$HOME/x"`, false, false},
+		{"write /etc", `echo x > /etc/s-code-sandbox-test`, false, false},
+		{"write a temporary path outside the private one", `echo x > ` + outside, false, false},
+		{"write /tmp", `echo x > /tmp/s-code-sandbox-test-$$`, false, false},
+		{"read an SSH key", `cat "$HOME/.ssh/id_ed25519"`, false, false},
+		{"read the host npmrc", `cat "$HOME/.npmrc"`, false, false},
+		{"read /etc/shadow", `test ! -e /etc/shadow || cat /etc/shadow`, false, false},
+		{"list the home directory", `ls "$HOME"`, false, false},
+		{"read another process's environment", `cat /proc/1/environ`, false, false},
+	}
+}
+
+// TestFilesystem runs shell commands through the launcher and checks what they may touch,
+// under both layouts of the protected paths. The test runs as root, which owns /etc and the
+// fake home: every refusal below comes from the sandbox (root's CAP_DAC_OVERRIDE does not
+// bypass Landlock, and its capabilities are dropped).
 func TestFilesystem(t *testing.T) {
 	requireLandlock(t)
-	f := newFixture(t, false)
-	outside := filepath.Join(filepath.Dir(f.ws), "outside-tmp")
-	tests := []struct {
-		name   string
-		script string
-		ok     bool
-	}{
-		{"write a workspace file", `echo changed > README && cat README`, true},
-		{"create a file in a workspace directory", `echo new > src/new.txt && cat src/new.txt`, true},
-		{"make a directory in a workspace directory", `mkdir -p src/a/b && rmdir src/a/b`, true},
-		{"write the private temporary directory", `echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`, true},
-		{"read a system file", `head -c1 /etc/passwd >/dev/null`, true},
-		{"write /dev/null", `echo x > /dev/null`, true},
-		{"read a runtime root", `cat "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, true},
-		{"write a runtime root", `echo x > "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, false},
-		{"create a file at the workspace top level", `echo x > newfile`, false},
-		{"write the home directory", `echo x > "$HOME/x"`, false},
-		{"write /etc", `echo x > /etc/s-code-sandbox-test`, false},
-		{"write a temporary path outside the private one", `echo x > ` + outside, false},
-		{"write /tmp", `echo x > /tmp/s-code-sandbox-test-$$`, false},
-		{"write .git/hooks", `echo x > .git/hooks/pre-commit`, false},
-		{"write .git/config", `echo x >> .git/config`, false},
-		{"write a submodule's config", `echo x >> .git/modules/sub/config`, false},
-		{"create a submodule hook", `mkdir -p .git/modules/sub/hooks`, false},
-		{"write git objects", `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd`, true},
-		{"create .vscode", `mkdir .vscode`, false},
-		{"read an SSH key", `cat "$HOME/.ssh/id_ed25519"`, false},
-		{"read the host npmrc", `cat "$HOME/.npmrc"`, false},
-		{"read /etc/shadow", `test ! -e /etc/shadow || cat /etc/shadow`, false},
-		{"list the home directory", `ls "$HOME"`, false},
-		{"read another process's environment", `cat /proc/1/environ`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, err := f.sh(t, tt.script)
-			if tt.ok && err != nil {
-				t.Fatalf("want success, got %v: %s", err, out)
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = layout
+			outside := filepath.Join(filepath.Dir(f.ws), "outside-tmp")
+			for _, tt := range append(slices.Clone(workspaceCases), outsideCases(outside)...) {
+				t.Run(tt.name, func(t *testing.T) {
+					want := tt.mount
+					if layout == sandbox.ProtectionLandlockEntries {
+						want = tt.entries
+					}
+					out, err := f.sh(t, tt.script)
+					if want && err != nil {
+						t.Fatalf("want success, got %v: %s", err, out)
+					}
+					if !want && err == nil {
+						t.Fatalf("want failure, got success: %s", out)
+					}
+					if layout == sandbox.ProtectionMountNamespace && strings.Contains(out, "per-entry Landlock") {
+						t.Fatalf("the launcher fell back to the per-entry layout: %s", out)
+					}
+				})
 			}
-			if !tt.ok && err == nil {
-				t.Fatalf("want failure, got success: %s", out)
+			// The refusals above are the sandbox's: outside it the same things work.
+			if b, err := os.ReadFile(filepath.Join(f.home, ".ssh", "id_ed25519")); err != nil || len(b) == 0 {
+				t.Fatalf("the fake key must be readable outside the sandbox: %v", err)
 			}
+			if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%s was written: %v", outside, err)
+			}
+			f.checkProtectedIntact(t)
 		})
 	}
-	// The refusals above are the sandbox's: outside it the same things work.
-	if b, err := os.ReadFile(filepath.Join(f.home, ".ssh", "id_ed25519")); err != nil || len(b) == 0 {
-		t.Fatalf("the fake key must be readable outside the sandbox: %v", err)
-	}
-	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s was written: %v", outside, err)
-	}
+}
+
+// checkProtectedIntact fails t when a protected file of the fixture was changed, removed or
+// added to.
+func (f *fixture) checkProtectedIntact(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf(".git/hooks/pre-commit was written: %v", err)
+		t.Errorf(".git/hooks/pre-commit was written: %v", err)
+	}
+	for name, want := range map[string]string{
+		".git/config":                  "[core]\n\tbare = false\n",
+		".git/hooks/pre-commit.sample": "#!/bin/sh\n",
+		".vscode/settings.json":        "{}\n",
+	} {
+		if b, err := os.ReadFile(filepath.Join(f.ws, name)); err != nil || string(b) != want {
+			t.Errorf("%s changed: %q, %v", name, b, err)
+		}
+	}
+}
+
+// TestGitCommit checks that git add and git commit work in the sandbox (they create
+// .git/index.lock and new objects) while the repository's hooks and config stay read-only.
+func TestGitCommit(t *testing.T) {
+	requireLandlock(t)
+	git := testenv.RequireTool(t, "git")
+	f := newFixture(t, false)
+	if err := os.RemoveAll(filepath.Join(f.ws, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(git, "init", "-q", "-b", "main", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	f.env = append(f.env, "GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := f.sh(t, `git add . && git commit -q -m first && echo more >> README && git commit -qam second && git log --format=%s`)
+	if err != nil || strings.Fields(out)[0] != "second" {
+		t.Fatalf("git add and commit in the sandbox: %v\n%s", err, out)
+	}
+	for _, script := range []string{`git config core.hooksPath /tmp`, `echo 'exit 0' > .git/hooks/pre-commit`} {
+		if out, err := f.sh(t, script); err == nil {
+			t.Errorf("%s: want failure, got success: %s", script, out)
+		}
 	}
 }
 
