@@ -170,6 +170,8 @@ func probe(name string, args []string) int {
 				}
 			}
 		}
+	case "mountns-usable":
+		err = sandbox.MountNamespaceUsable()
 	case "umount":
 		err = unix.Unmount(args[0], unix.MNT_DETACH)
 	default:
@@ -409,6 +411,9 @@ func (f *fixture) checkProtectedIntact(t *testing.T) {
 		".git/hooks/pre-commit.sample": "#!/bin/sh\n",
 		".vscode/settings.json":        "{}\n",
 	} {
+		if fi, err := os.Lstat(filepath.Join(f.ws, filepath.Dir(name))); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			continue // planted by the test
+		}
 		if b, err := os.ReadFile(filepath.Join(f.ws, name)); err != nil || string(b) != want {
 			t.Errorf("%s changed: %q, %v", name, b, err)
 		}
@@ -439,22 +444,39 @@ func TestGitCommit(t *testing.T) {
 	}
 }
 
-// TestSymlinkPlantedInWorkspace checks that a symbolic link at the workspace top level,
-// which the launcher walks to carve out protected paths, does not extend the grant to its
-// target.
+// TestSymlinkPlantedInWorkspace checks that symbolic links in the workspace, which the
+// launcher walks to carve out protected paths and opens to mount them, never extend a grant
+// to their targets: not at the top level (keys -> ~/.ssh), and not as a protected path
+// (.vscode -> ~/.ssh), which makes the mount-namespace layout fall back to the per-entry one.
 func TestSymlinkPlantedInWorkspace(t *testing.T) {
 	requireLandlock(t)
-	f := newFixture(t, false)
-	if err := os.Symlink(filepath.Join(f.home, ".ssh"), filepath.Join(f.ws, "keys")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(f.home, filepath.Join(f.ws, "home")); err != nil {
-		t.Fatal(err)
-	}
-	for _, script := range []string{`cat keys/id_ed25519`, `echo x > home/planted`} {
-		if out, err := f.sh(t, script); err == nil {
-			t.Errorf("%s: want failure, got success: %s", script, out)
-		}
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = layout
+			ssh := filepath.Join(f.home, ".ssh")
+			if err := os.RemoveAll(filepath.Join(f.ws, ".vscode")); err != nil {
+				t.Fatal(err)
+			}
+			for link, target := range map[string]string{"keys": ssh, "home": f.home, ".vscode": ssh} {
+				if err := os.Symlink(target, filepath.Join(f.ws, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, script := range []string{`cat keys/id_ed25519`, `echo x > home/planted`, `cat .vscode/id_ed25519`, `ls .vscode/`, `rm .vscode && mkdir .vscode`} {
+				if out, err := f.sh(t, script); err == nil {
+					t.Errorf("%s: want failure, got success: %s", script, out)
+				}
+			}
+			out, err := f.sh(t, `echo x > .git/hooks/pre-commit; echo ok > src/ok`)
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if fellBack := strings.Contains(out, "per-entry Landlock"); fellBack != (layout == sandbox.ProtectionMountNamespace) {
+				t.Errorf("fell back to the per-entry layout: %v, want %v: %s", fellBack, layout == sandbox.ProtectionMountNamespace, out)
+			}
+			f.checkProtectedIntact(t)
+		})
 	}
 }
 
@@ -527,6 +549,8 @@ func TestEscapeProneCalls(t *testing.T) {
 		{"unshare-user", nil, "errno EPERM"},
 		{"io-uring", nil, "errno ENOSYS"},
 		{"tiocsti", nil, "errno EPERM"},
+		{"capabilities", nil, "ok"},
+		{"umount", []string{filepath.Join(f.ws, ".git", "hooks")}, "errno EPERM"},
 		// Landlock ABI 6 scoping: no signals to processes outside the sandbox.
 		{"kill", []string{strconv.Itoa(os.Getpid())}, "errno EPERM"},
 	}
@@ -629,12 +653,13 @@ func TestNoLandlock(t *testing.T) {
 	}
 }
 
-// TestOrdinaryUser runs key checks as uid 65534 with a workspace and home it owns: the
-// refusals must come from the sandbox, since file permissions allow them.
+// TestOrdinaryUser runs the checks as uid 65534 with a workspace and home it owns: the
+// refusals must come from the sandbox, since file permissions allow them. The test binary
+// runs as that user and starts the launcher through sandbox.Command, as the user helper
+// does, so under the mount-namespace layout the launcher starts in its own user namespace.
 func TestOrdinaryUser(t *testing.T) {
 	testenv.RequireRoot(t)
 	requireLandlock(t)
-	f := newFixture(t, false)
 	// Let uid 65534 reach the test binary and own the fixture.
 	exe, _ := os.Executable()
 	bin := filepath.Join(t.TempDir(), "launch.test")
@@ -642,38 +667,90 @@ func TestOrdinaryUser(t *testing.T) {
 	for d := filepath.Dir(bin); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
 	}
-	for d := filepath.Dir(f.ws); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	if err := sandbox.Prepare(f.profile); err != nil {
-		t.Fatal(err)
-	}
-	for _, root := range []string{f.ws, f.home, f.cacheRoot} {
-		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
-	}
-	tests := []struct {
-		script string
-		ok     bool
-	}{
-		{`echo x > README`, true},
-		{`echo x > "$TMPDIR/x"`, true},
-		{`echo x > "$HOME/x"`, false},
-		{`cat "$HOME/.ssh/id_ed25519"`, false},
-		{`echo x > .git/hooks/pre-commit`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.script, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd, err := sandbox.Command(ctx, bin, f.profile, []string{"sh", "-c", tt.script}, f.env)
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = layout
+			f.profile.ReadOnlyRoots = append(f.profile.ReadOnlyRoots, filepath.Dir(bin)) // the probe
+			for d := filepath.Dir(f.ws); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+				os.Chmod(d, 0o755)
+			}
+			if err := sandbox.Prepare(f.profile); err != nil {
+				t.Fatal(err)
+			}
+			for _, root := range []string{f.ws, f.home, f.cacheRoot} {
+				filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+			}
+			profile, err := f.profile.Marshal()
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-			out, err := cmd.CombinedOutput()
-			if tt.ok != (err == nil) {
-				t.Fatalf("want ok=%v, got %v: %s", tt.ok, err, out)
+			run := func(t *testing.T, argv ...string) (string, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, argv...)
+				cmd.Env = append(slices.Clone(f.env), driverEnv+"="+string(profile))
+				cmd.Dir = f.ws
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, err := cmd.CombinedOutput()
+				return string(out), err
 			}
+			for _, tt := range workspaceCases {
+				t.Run(tt.name, func(t *testing.T) {
+					want := tt.mount
+					if layout == sandbox.ProtectionLandlockEntries {
+						want = tt.entries
+					}
+					out, err := run(t, "sh", "-c", tt.script)
+					if want != (err == nil) {
+						t.Fatalf("want ok=%v, got %v: %s", want, err, out)
+					}
+					if layout == sandbox.ProtectionMountNamespace && strings.Contains(out, "per-entry Landlock") {
+						t.Fatalf("the launcher fell back to the per-entry layout: %s", out)
+					}
+				})
+			}
+			for _, tt := range []struct{ script string }{
+				{`echo x > "$HOME/x"`}, {`cat "$HOME/.ssh/id_ed25519"`}, {`echo x > /tmp/s-code-sandbox-test-$$`},
+			} {
+				t.Run(tt.script, func(t *testing.T) {
+					if out, err := run(t, "sh", "-c", tt.script); err == nil {
+						t.Fatalf("want failure, got success: %s", out)
+					}
+				})
+			}
+			t.Run("launcher started without a user namespace falls back", func(t *testing.T) {
+				// Started directly as the user (not through sandbox.Command), the launcher
+				// has no CAP_SYS_ADMIN: it must keep the protected paths read-only with the
+				// per-entry layout and say so.
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd, err := sandbox.Command(ctx, bin, f.profile, []string{"sh", "-c", `echo x > .git/hooks/pre-commit; echo x > newfile2`}, f.env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, err := cmd.CombinedOutput()
+				if err == nil || (layout == sandbox.ProtectionMountNamespace) != strings.Contains(string(out), "per-entry Landlock") {
+					t.Fatalf("want both writes refused and, for %s, the fallback named: %v: %s", layout, err, out)
+				}
+			})
+			t.Run("user namespace probe", func(t *testing.T) {
+				cmd := exec.Command(bin)
+				cmd.Env = []string{probeEnv + "=mountns-usable"}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, _ := cmd.CombinedOutput()
+				if strings.TrimSpace(string(out)) != "ok" {
+					t.Fatalf("MountNamespaceUsable as uid 65534 (unshare -Ur works here): %s", out)
+				}
+			})
+			t.Run("capabilities", func(t *testing.T) {
+				out, err := run(t, "env", probeEnv+"=capabilities", bin)
+				if err != nil || strings.TrimSpace(out) != "ok" {
+					t.Fatalf("capabilities of the command: %v: %s", err, out)
+				}
+			})
+			f.checkProtectedIntact(t)
 		})
 	}
 }
