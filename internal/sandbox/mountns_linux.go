@@ -20,17 +20,19 @@ func HasSysAdmin() bool {
 	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
 }
 
-// userNamespaceAttr returns the attributes that start a process in a new user namespace and
-// mount namespace (clone(2) CLONE_NEWUSER|CLONE_NEWNS), with the caller's own uid and gid
+// userNamespaceAttr returns the attributes that start a process in a new user namespace
+// (clone(2) CLONE_NEWUSER), with the caller's own uid and gid
 // mapped to themselves (user_namespaces(7); setgroups denied, as an unprivileged writer of
 // gid_map must) and CAP_SYS_ADMIN raised as an ambient capability, so that the launcher keeps
-// it across execve(2) and can set up its read-only bind mounts. The capability is only
-// valid inside the new namespace, and the launcher drops every capability before it execs
-// the command. The new namespace is needed at clone time: unshare(CLONE_NEWUSER) refuses a
-// multi-threaded caller, and every Go process is one.
+// it across execve(2) and can unshare its own mount namespace and set up its read-only bind
+// mounts there (the mount namespace is not made at clone time: the launcher makes one
+// anyway, and each copies the mount table). The capability is only valid inside the new
+// namespace, and the launcher drops every capability before it execs the command. The user
+// namespace is made at clone time because unshare(CLONE_NEWUSER) refuses a multi-threaded
+// caller, and every Go process is one.
 func userNamespaceAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		Cloneflags:                 syscall.CLONE_NEWUSER,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
 		GidMappingsEnableSetgroups: false,
