@@ -107,7 +107,7 @@ func runSandbox(streams IO, o sandboxOptions) error {
 			return fmt.Errorf("chdir workspace: %w", err)
 		}
 	}
-	return execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()))
+	return execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()), sandbox.LauncherSysProcAttr(profile))
 }
 
 // inWorkspace reports whether dir, made canonical, lies in the workspace ws.

@@ -79,6 +79,6 @@ func Command(ctx context.Context, launcher string, p Profile, argv, env []string
 	cmd.Args = args
 	cmd.Env = p.Env.ApplyEnv(env)
 	cmd.Dir = p.Workspace
-	cmd.SysProcAttr = namespaceAttr(p)
+	cmd.SysProcAttr = LauncherSysProcAttr(p)
 	return cmd, nil
 }

@@ -23,7 +23,8 @@ func HasSysAdmin() bool {
 // userNamespaceAttr returns the attributes that start a process in a new user namespace
 // (clone(2) CLONE_NEWUSER), with the caller's own uid and gid
 // mapped to themselves (user_namespaces(7); setgroups denied, as an unprivileged writer of
-// gid_map must) and CAP_SYS_ADMIN raised as an ambient capability, so that the launcher keeps
+// gid_map must) and CAP_SYS_ADMIN raised as an ambient capability (with CAP_SETPCAP, so that
+// the launcher can empty its bounding set as it does as root), so that the launcher keeps
 // it across execve(2) and can unshare its own mount namespace and set up its read-only bind
 // mounts there (the mount namespace is not made at clone time: the launcher makes one
 // anyway, and each copies the mount table). The capability is only valid inside the new
@@ -36,7 +37,7 @@ func userNamespaceAttr() *syscall.SysProcAttr {
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}},
 		GidMappingsEnableSetgroups: false,
-		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN},
+		AmbientCaps:                []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
 	}
 }
 
@@ -59,11 +60,13 @@ func MountNamespaceUsable() error {
 	return fmt.Errorf("%w: clone CLONE_NEWUSER: %w", ErrNoMountNamespace, err)
 }
 
-// namespaceAttr returns the process attributes for starting the launcher under p: a new
-// user and mount namespace when p asks for ProtectionMountNamespace and this process lacks
-// CAP_SYS_ADMIN, else nil (the launcher unshares a mount namespace itself, or does not need
-// one).
-func namespaceAttr(p Profile) *syscall.SysProcAttr {
+// LauncherSysProcAttr returns the process attributes for starting the launcher under p: a
+// new user namespace, with CAP_SYS_ADMIN there, when p asks for ProtectionMountNamespace and
+// this process lacks CAP_SYS_ADMIN (see userNamespaceAttr); else nil (the launcher unshares
+// its mount namespace with its own CAP_SYS_ADMIN, or needs none). A process that holds these
+// attributes cannot replace itself with the launcher (execve keeps the user namespace): it
+// must start the launcher as a child.
+func LauncherSysProcAttr(p Profile) *syscall.SysProcAttr {
 	if p.Protection != ProtectionMountNamespace || HasSysAdmin() {
 		return nil
 	}

@@ -16,5 +16,5 @@ func MountNamespaceUsable() error {
 	return fmt.Errorf("%w: %s has no mount namespaces", ErrNoMountNamespace, runtime.GOOS)
 }
 
-// namespaceAttr returns nil: there is no namespace to ask for.
-func namespaceAttr(Profile) *syscall.SysProcAttr { return nil }
+// LauncherSysProcAttr returns nil: there is no namespace to ask for.
+func LauncherSysProcAttr(Profile) *syscall.SysProcAttr { return nil }

@@ -165,7 +165,7 @@ func probe(name string, args []string) int {
 		if b, err = os.ReadFile("/proc/self/status"); err == nil {
 			for _, line := range strings.Split(string(b), "\n") {
 				k, v, _ := strings.Cut(line, ":")
-				if (k == "CapInh" || k == "CapPrm" || k == "CapEff" || k == "CapAmb") && strings.Trim(strings.TrimSpace(v), "0") != "" {
+				if (k == "CapInh" || k == "CapPrm" || k == "CapEff" || k == "CapAmb" || k == "CapBnd") && strings.Trim(strings.TrimSpace(v), "0") != "" {
 					err = fmt.Errorf("%s is %s", k, strings.TrimSpace(v))
 				}
 			}
