@@ -14,9 +14,11 @@ import (
 // reached through two paths gets one profile.
 //
 // The launcher turns it into kernel rules: on Linux each path becomes Landlock rules (an
-// allow-list, so a denied or protected path inside a granted root is carved out by granting
-// the root's other entries one by one, see docs/sandbox.md); on macOS it becomes a Seatbelt
-// profile (see Seatbelt).
+// allow-list, so a denied path inside a granted root is carved out by granting the root's
+// other entries one by one), and the protected paths become read-only bind mounts in the
+// command's own mount namespace, or, where there is none, holes carved out like the denied
+// ones (see Protection and docs/sandbox.md); on macOS it becomes a Seatbelt profile (see
+// Seatbelt).
 type Profile struct {
 	// Workspace is the canonical workspace root (symbolic links resolved).
 	Workspace string `json:"workspace"`

@@ -488,6 +488,50 @@ func TestSymlinkPlantedInWorkspace(t *testing.T) {
 	}
 }
 
+// TestMountLayoutEdges checks the mount-namespace layout on workspaces whose .git is not a
+// complete directory: a linked worktree's .git file stays read-only, a .git without hooks
+// gets an empty, read-only hooks directory, and a .git without config makes the launcher
+// fall back to the per-entry layout (and say so).
+func TestMountLayoutEdges(t *testing.T) {
+	requireLandlock(t)
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, ws string)
+		script   string
+		ok       bool
+		fallback bool
+	}{
+		{"a .git file cannot be written", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git"))
+			write(t, filepath.Join(ws, ".git"), "gitdir: /nonexistent/.git/worktrees/ws\n")
+		}, `echo gitdir: /tmp/evil > .git`, false, false},
+		{"a .git file cannot be removed", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git"))
+			write(t, filepath.Join(ws, ".git"), "gitdir: /nonexistent/.git/worktrees/ws\n")
+		}, `rm -f .git`, false, false},
+		{"a missing .git/hooks is made and read-only", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git", "hooks"))
+		}, `test -d .git/hooks && ! echo x > .git/hooks/pre-commit && echo x > newfile`, true, false},
+		{"a .git without config falls back", func(t *testing.T, ws string) {
+			os.Remove(filepath.Join(ws, ".git", "config"))
+		}, `echo x > .git/config`, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = sandbox.ProtectionMountNamespace
+			tt.setup(t, f.ws)
+			out, err := f.sh(t, tt.script)
+			if tt.ok != (err == nil) {
+				t.Fatalf("want ok=%v, got %v: %s", tt.ok, err, out)
+			}
+			if got := strings.Contains(out, "per-entry Landlock"); got != tt.fallback {
+				t.Fatalf("fell back: %v, want %v: %s", got, tt.fallback, out)
+			}
+		})
+	}
+}
+
 func TestNetwork(t *testing.T) {
 	requireLandlock(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
