@@ -335,6 +335,7 @@ var workspaceCases = []fsCase{
 	{"write .git/config", `echo x >> .git/config`, false, false},
 	{"replace .git/config by rename", `echo x > .git/cfg.new; mv .git/cfg.new .git/config`, false, false},
 	{"remove .git/config", `rm -f .git/config`, false, false},
+	{"write .git/config through a hard link", `ln .git/config cfg-link && echo x >> cfg-link`, false, false},
 	{"write a submodule's config", `echo x >> .git/modules/sub/config`, false, false},
 	{"create a submodule hook", `mkdir -p .git/modules/sub/hooks`, false, false},
 	{"remove .git/hooks", `rm -rf .git/hooks`, false, false},
@@ -403,6 +404,10 @@ func TestFilesystem(t *testing.T) {
 				t.Fatalf("%s was written: %v", outside, err)
 			}
 			f.checkProtectedIntact(t)
+			// The launcher's mounts stay in its own namespace.
+			if b, err := os.ReadFile("/proc/self/mountinfo"); err != nil || strings.Contains(string(b), f.ws) {
+				t.Errorf("the workspace's mounts leaked into the test's mount namespace: %v\n%s", err, b)
+			}
 		})
 	}
 }
