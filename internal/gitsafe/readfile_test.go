@@ -41,7 +41,10 @@ func TestCheckHostileRepoFiles(t *testing.T) {
 		want  error
 	}{
 		{"config FIFO", "config", fifo, RuleConfigSyntax, errNotRegular},
-		{"config link to /dev/zero", "config", link("/dev/zero"), RuleConfigSyntax, errNotRegular},
+		{"config link to /dev/zero", "config", link("/dev/zero"), RuleOutside, nil},
+		{"include of /dev/zero", "config", func(t *testing.T, p string) {
+			writeFile(t, p, "[include]\n\tpath = /dev/zero\n")
+		}, RuleConfigExec, nil},
 		{"config directory", "config", func(t *testing.T, p string) {
 			os.Remove(p)
 			if err := os.Mkdir(p, 0o700); err != nil {
@@ -73,7 +76,13 @@ func TestCheckHostileRepoFiles(t *testing.T) {
 				t.Fatalf("Status blocked for 10s on %s", tc.file)
 			}
 			var le *LayoutError
-			if !errors.As(err, &le) || le.Rule != tc.rule || !errors.Is(err, tc.want) {
+			var ce *ConfigError
+			switch {
+			case errors.As(err, &ce):
+				if tc.rule != RuleConfigExec || ce.Findings[0].Key != "include.path" {
+					t.Fatalf("Status = %v, want a %s refusal", err, tc.rule)
+				}
+			case !errors.As(err, &le) || le.Rule != tc.rule || tc.want != nil && !errors.Is(err, tc.want):
 				t.Fatalf("Status = %v, want a %s refusal wrapping %v", err, tc.rule, tc.want)
 			}
 		})
