@@ -72,6 +72,9 @@ func (f *gitFlags) open() (*gitsafe.Repo, error) {
 // gitError maps a gitsafe error to the command's exit status: refusals exit 126 (naming
 // every finding), bad arguments 2, anything else 1.
 func gitError(streams IO, err error) error {
+	if errors.As(err, new(usageError)) {
+		return err
+	}
 	var ce *gitsafe.ConfigError
 	if errors.As(err, &ce) {
 		for _, f := range ce.Findings[1:] {
