@@ -397,3 +397,36 @@ func TestOpenat2Missing(t *testing.T) {
 		t.Errorf("openat2 called %d times, want once", calls)
 	}
 }
+
+// TestOpenThroughSymlink: a workspace opened through a symlinked path (as /tmp is on macOS,
+// or a working directory reached through a link) accepts absolute paths under that path as
+// well as under the canonical one, and still refuses paths that leave it.
+func TestOpenThroughSymlink(t *testing.T) {
+	_, ws, out := layout(t, false)
+	link := filepath.Join(t.TempDir(), "link")
+	symlink(t, ws, link)
+	r, err := Open(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	for _, p := range []string{filepath.Join(link, "dir", "in.txt"), filepath.Join(ws, "dir", "in.txt"), link + "//dir/./in.txt"} {
+		if b, _, err := r.ReadFile(p, 0); err != nil || string(b) != "inside\n" {
+			t.Errorf("ReadFile(%q) = %q, %v", p, b, err)
+		}
+	}
+	for _, tc := range []struct {
+		path string
+		want error
+	}{
+		{link + "/../out/secret.txt", ErrEscape},
+		{link, ErrInvalidPath},
+		{link + "/dir/in.txt/", ErrInvalidPath},
+		{link + "x/dir/in.txt", ErrEscape},
+		{filepath.Join(out, "secret.txt"), ErrEscape},
+	} {
+		if _, _, err := r.ReadFile(tc.path, 0); !errors.Is(err, tc.want) {
+			t.Errorf("ReadFile(%q) = %v, want %v", tc.path, err, tc.want)
+		}
+	}
+}
