@@ -66,8 +66,8 @@ func init() {
 		"fastfetch", "screenfetch", "inxi", "hwinfo", "dmidecode", "lshw", "sensors", "acpi", "upower",
 		"glxinfo", "xdpyinfo", "xwininfo", "xprop", "wmctrl", "uuidgen", "mcookie",
 		"pwgen", "csvcut", "csvgrep", "getent")
-	register(hNetworkLookup, "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "tftp", "smbclient", "ngrok", "cloudflared", "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
-	register(hWait, "sleep", "wait")
+	register(hNetwork, "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "tftp", "smbclient", "ngrok", "cloudflared", "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
+	register(allow, "sleep", "wait")
 	register(hCd, "cd", "pushd", "popd")
 
 	register(hRm, "rm", "unlink", "rmdir", "shred", "srm", "trash", "trash-put", "gio-trash")
@@ -159,11 +159,8 @@ func init() {
 	registerBuiltins()
 }
 
-// hWait: sleep and wait only pass time.
-func hWait(a *analyzer, argv []arg, c *callInfo) eff { return 0 }
-
-// hNetworkLookup: programs that talk to the network.
-func hNetworkLookup(a *analyzer, argv []arg, c *callInfo) eff {
+// hNetwork: programs that talk to the network (their output counts as downloaded content).
+func hNetwork(a *analyzer, argv []arg, c *callInfo) eff {
 	if onlyVersion(argv) {
 		return 0
 	}
