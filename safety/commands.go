@@ -628,6 +628,20 @@ func hArchive(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(ops[0], "write", c.pos, c.end)
 			return 0
 		}
+		strip := -1
+		for i := 1; i < len(argv); i++ {
+			s := argv[i].s
+			if strings.HasPrefix(s, "-p") && len(s) > 2 {
+				strip = atoiOr(s[2:], -1)
+			} else if (s == "-p" || s == "--strip") && i+1 < len(argv) {
+				strip = atoiOr(argv[i+1].s, -1)
+			} else if strings.HasPrefix(s, "--strip=") {
+				strip = atoiOr(s[len("--strip="):], -1)
+			}
+		}
+		if a.patchTargets(c, strip) {
+			return 0
+		}
 	case "split", "csplit":
 		// split [options] [input [prefix]] and csplit -f prefix: the output files are the
 		// prefix and a suffix.
@@ -687,6 +701,18 @@ func hOpenssl(a *analyzer, argv []arg, c *callInfo) eff {
 		e |= effNetwork | effFetch
 	}
 	return e
+}
+
+// atoiOr returns the decimal value of s, or def when s is not a number.
+func atoiOr(s string, def int) int {
+	if !isDigits(s) || len(s) > 6 {
+		return def
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
 }
 
 // dirAll returns an argument naming any file below directory x.
