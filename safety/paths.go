@@ -115,7 +115,7 @@ func underPattern(rel []string, pat []string) bool {
 var protectedInWorkspace = [][]string{
 	{".claude"}, {".codex"}, {".gemini"}, {".cursor"}, {".cursorrules"}, {".windsurf"},
 	{".windsurfrules"}, {".clinerules"}, {".vscode"}, {".idea"}, {".zed"}, {".mcp.json"},
-	{".envrc"}, {".husky"},
+	{".envrc"}, {".husky"}, {".devcontainer"}, {".fleet"}, {".continue"},
 }
 
 // protectedRel reports whether a workspace-relative path is protected: an agent or editor
@@ -128,6 +128,9 @@ func protectedRel(rel []string) bool {
 		}
 		if compMatch(rel[i], ".git") {
 			rest := rel[i+1:]
+			if len(rest) == 0 && !hasWild(rel[i]) {
+				return true // .git itself: a gitdir: file or a replaced directory redirects the repository
+			}
 			for j, r := range rest {
 				if compMatch(r, "hooks") || j == len(rest)-1 && (compMatch(r, "config") || compMatch(r, "config.worktree")) {
 					return true
@@ -181,7 +184,7 @@ var systemPersistence = [][]string{
 	{"etc", "rcs.d"}, {"etc", "modules-load.d"}, {"etc", "modprobe.d"}, {"etc", "modules"},
 	{"etc", "update-motd.d"}, {"etc", "apt", "apt.conf.d"}, {"etc", "bash_completion.d"},
 	{"etc", "networkmanager", "dispatcher.d"}, {"etc", "x11", "xsession.d"}, {"etc", "skel"},
-	{"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
+	{"etc", "paths"}, {"etc", "paths.d"}, {"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
 	{"usr", "lib", "systemd", "system"}, {"usr", "lib", "systemd", "user"},
 	{"etc", "systemd", "system-generators"}, {"etc", "binfmt.d"}, {"etc", "initramfs-tools", "scripts"},
 }
@@ -214,6 +217,13 @@ var firstComps = func() map[string]bool {
 func (a *analyzer) classify(p string) pathClass {
 	if strings.HasPrefix(p, "/dev/") || p == "/dev" {
 		return classifyDev(p)
+	}
+	// macOS: /etc, /var and /tmp are links into /private.
+	for _, d := range []string{"/private/etc", "/private/var", "/private/tmp"} {
+		if within(p, d) {
+			p = p[len("/private"):]
+			break
+		}
 	}
 	comps := splitPath(p)
 	if a.policyProtected(p, comps) {
