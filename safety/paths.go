@@ -560,6 +560,7 @@ func (a *analyzer) credentialArg(x arg) bool {
 	}
 	s = strings.TrimPrefix(s, "@")
 	s = strings.TrimPrefix(s, "<")
+	s = strings.TrimPrefix(s, "file://")
 	if i := strings.Index(s, "=@"); i >= 0 {
 		s = s[i+2:]
 	}
