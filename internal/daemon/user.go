@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
@@ -30,6 +32,7 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxTimeout := fs.Duration("max-timeout", 0, "largest time limit a request may ask for (0: no limit)")
 	killGrace := fs.Duration("kill-grace", execrun.DefaultKillGrace, "time between SIGTERM and SIGKILL for a command's process group")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running commands may finish before they are killed")
+	launcher := fs.String("sandbox-launcher", "", "the s-code-sandbox `PATH` every command runs through (default: next to this executable, else on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: s-code-userhelper [--listen PATH] [flags]\n\nThe S-Code user helper: runs the commands s-code sends it, for its own user only.\n\n")
 		fs.PrintDefaults()
@@ -59,6 +62,11 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
+	runner, gate, features, err := newSandbox(*launcher)
+	if err != nil {
+		return err
+	}
+	log.Info("sandbox", zap.String("kernel_features", features.Describe()), zap.Bool("confined", features.Confines()))
 	uid := uint32(os.Geteuid())
 	return runServer(ctx, serveParams{
 		role:     "user",
@@ -68,8 +76,9 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		log:      log,
 		cfg: helperd.Config{
 			Role:             safety.RoleUser,
-			Authorize:        helperd.SameUID(uid),
-			Runner:           execrun.Plain{},
+			Authorize:        refuseConfined(helperd.SameUID(uid)),
+			Runner:           runner,
+			Gate:             gate,
 			PolicySummary:    fmt.Sprintf("uid %d only", uid),
 			Path:             *path,
 			Home:             home,
