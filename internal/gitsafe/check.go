@@ -200,7 +200,7 @@ func (r *Repo) checkLayout() (layout, error) {
 	l.commonDir = l.gitDir
 	// Any gitdir may name its common dir (gitrepository-layout(5) "commondir").
 	cf := filepath.Join(l.gitDir, "commondir")
-	if data, err := os.ReadFile(cf); err == nil {
+	if data, err := readRepoFile(cf); err == nil {
 		target := strings.TrimRight(string(data), "\r\n")
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(l.gitDir, target)
@@ -222,7 +222,7 @@ func (r *Repo) checkLayout() (layout, error) {
 
 // readGitFile returns the path a ".git" file names ("gitdir: PATH", gitrepository-layout(5)).
 func readGitFile(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRepoFile(path)
 	if err != nil {
 		return "", &LayoutError{Rule: RuleNotRepository, Path: path, Reason: "cannot read the .git file", Err: err}
 	}
@@ -240,7 +240,7 @@ func readGitFile(path string) (string, error) {
 func checkAlternates(ws, commonDir string) error {
 	objects := filepath.Join(commonDir, "objects")
 	file := filepath.Join(objects, "info", "alternates")
-	data, err := os.ReadFile(file)
+	data, err := readRepoFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -314,7 +314,7 @@ func checkConfig(l layout) error {
 // findings, and follows its include.path and includeIf.*.path settings whatever their
 // condition, so the refusal also names what the included files hold.
 func readConfigTree(file string, depth int, findings *[]Finding) ([]configEntry, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRepoFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

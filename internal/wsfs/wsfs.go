@@ -99,8 +99,8 @@ func ProtectedComponent(rel string) (string, bool) {
 }
 
 // cleanRel turns a path given by a caller into a clean path relative to root (an absolute,
-// clean directory). It refuses empty paths, NUL bytes, the root itself, and paths that
-// leave the root, naming the component at fault.
+// clean directory). It refuses empty paths, NUL bytes, the root itself, a path ending in a
+// slash, and paths that leave the root, naming the component at fault.
 func cleanRel(root, p string) (string, error) {
 	if p == "" {
 		return "", &PathError{Path: p, Reason: "is empty", Err: ErrInvalidPath}
@@ -140,6 +140,11 @@ func cleanRel(root, p string) (string, error) {
 	}
 	if len(out) == 0 {
 		return "", &PathError{Path: p, Reason: "is the workspace root, not a file", Err: ErrInvalidPath}
+	}
+	// A trailing slash names a directory (POSIX.1-2017 4.13 Pathname Resolution): "a.txt/"
+	// must not read a.txt, nor "new/" create a file named new.
+	if strings.HasSuffix(p, "/") {
+		return "", &PathError{Path: p, Reason: "ends with a slash, so it names a directory, not a file", Err: ErrInvalidPath}
 	}
 	return strings.Join(out, "/"), nil
 }

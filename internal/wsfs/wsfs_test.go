@@ -184,6 +184,9 @@ func TestPathRefusals(t *testing.T) {
 			{"the root itself", ".", ErrInvalidPath, ""},
 			{"the root, absolute", ws, ErrInvalidPath, ""},
 			{"NUL", "a\x00b", ErrInvalidPath, ""},
+			{"trailing slash on a file", "dir/in.txt/", ErrInvalidPath, ""},
+			{"trailing slash, absolute", filepath.Join(ws, "dir", "in.txt") + "/", ErrInvalidPath, ""},
+			{"trailing slash on a directory", "dir/", ErrInvalidPath, ""},
 			{"missing", "dir/nope.txt", ErrNotExist, "nope.txt"},
 			{"missing directory", "nodir/x.txt", ErrNotExist, "nodir"},
 			{"file used as directory", "dir/in.txt/x", ErrNotRegular, "in.txt"},
@@ -200,6 +203,15 @@ func TestPathRefusals(t *testing.T) {
 					t.Errorf("component %q, want %q (%v)", pe.Component, tc.component, err)
 				}
 			})
+		}
+		// A name ending in a slash names a directory: no file is created under it.
+		for _, p := range []string{"new/", "newdir/x/"} {
+			if err := r.WriteFile(p, []byte("x"), WriteOptions{MkdirParents: true}); !errors.Is(err, ErrInvalidPath) {
+				t.Errorf("WriteFile(%q) = %v, want ErrInvalidPath", p, err)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, strings.Split(p, "/")[0])); err == nil {
+				t.Errorf("WriteFile(%q) created %s", p, strings.Split(p, "/")[0])
+			}
 		}
 		// Absolute paths inside the root and lexical ".." that stay inside are accepted.
 		for _, p := range []string{filepath.Join(ws, "dir", "in.txt"), "dir/../dir/./in.txt"} {
