@@ -56,6 +56,7 @@ func TestPolicyApply(t *testing.T) {
 		{"rm -rf /", Deny, "destructive.rm-root"},
 		{"rm -rf $X", Ask, "write.dynamic-path"},
 		{"git status", Ask, "policy.git-status"},
+		{"git -C sub status", Ask, "policy.git-status"},
 		{"git status -s", Allow, ""},
 		{"echo x > deploy/prod/app.yaml", Deny, "redirect.protected"},
 		{"echo x > DEPLOY/Prod/app.yaml", Deny, "redirect.protected"},
