@@ -241,8 +241,13 @@ func gitNormalized(argv []arg) []arg {
 }
 
 // lowerable reports whether a policy allow rule may lower this ask finding: findings about
-// parsing, budget and dynamic code stay.
+// parsing, budget, run-time code, credential reads and Git running in a repository outside
+// the workspace stay.
 func (f Finding) lowerable() bool {
+	switch f.Rule {
+	case "credential.read", "git.repo-override", "env.ifs":
+		return false
+	}
 	switch {
 	case strings.HasPrefix(f.Rule, "parse."), strings.HasPrefix(f.Rule, "budget."),
 		strings.HasPrefix(f.Rule, "dynamic."), strings.HasPrefix(f.Rule, "internal."),
