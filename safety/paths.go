@@ -542,19 +542,19 @@ func (a *analyzer) homeCredential(rel []string) bool {
 	return len(rel) == 1 && hasWild(rel[0])
 }
 
-// credentialArg reports whether an argument (an operand, an option value after '=', or a
-// curl-style @file) names a credential path.
-func (a *analyzer) credentialArg(x arg) bool {
+// credentialArg returns the credential path an argument (an operand, an option value after
+// '=', or a curl-style @file) names, and whether it names one.
+func (a *analyzer) credentialArg(x arg) (string, bool) {
 	s := x.s
 	if !strings.Contains(s, "/") && !strings.HasPrefix(s, "~") && !strings.HasPrefix(s, ".") {
 		if !credentialNames[strings.ToLower(s)] || a.cwd == "" {
-			return false
+			return "", false
 		}
 	}
 	if strings.HasPrefix(s, "-") {
 		i := strings.IndexByte(s, '=')
 		if i < 0 {
-			return false
+			return "", false
 		}
 		s = s[i+1:]
 	}
@@ -567,5 +567,8 @@ func (a *analyzer) credentialArg(x arg) bool {
 	y := x
 	y.s = s
 	p, ok := a.resolve(y)
-	return ok && a.isCredential(p)
+	if !ok || !a.isCredential(p) {
+		return "", false
+	}
+	return p, true
 }
