@@ -382,10 +382,10 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 	}
 	suffix, d := a.writeDecision(pc)
 	if suffix == "" {
-		a.add("root.change", Ask, pos, end, "Writing "+p)
+		a.add("root.change", Ask, pos, end, a.writeVerb()+" "+display(p))
 		return
 	}
-	a.add(kind+"."+suffix, d, pos, end, "Writing "+display(p))
+	a.add(kind+"."+suffix, d, pos, end, a.writeVerb()+" "+display(p))
 }
 
 // sortedKeys returns the keys of m in order (so that findings come in a fixed order).
@@ -399,6 +399,16 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// writeVerb names the kind of change the command being judged makes to the paths it
+// writes, for finding details.
+func (a *analyzer) writeVerb() string {
+	switch a.verb {
+	case "":
+		return "Writing"
+	}
+	return a.verb
 }
 
 // display renders a path for a message.
