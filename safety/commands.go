@@ -288,6 +288,7 @@ func hRm(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	p := parseArgs(argv, sp)
 	rec := p.has("r", "R", "--recursive") || argv[0].s == "shred" || argv[0].s == "srm"
+	defer a.setVerb("Deleting")()
 	if argv[0].s == "rmdir" || argv[0].s == "unlink" {
 		a.writes(p.ops, c)
 		return 0
@@ -306,6 +307,13 @@ func hRm(a *analyzer, argv []arg, c *callInfo) eff {
 		a.find(c, "write.dynamic-path", Ask, "")
 	}
 	return 0
+}
+
+// setVerb sets the verb of write findings and returns a function that restores it.
+func (a *analyzer) setVerb(v string) func() {
+	old := a.verb
+	a.verb = v
+	return func() { a.verb = old }
 }
 
 // hTouch: touch, mkdir and mkfifo create their operands.
@@ -356,6 +364,7 @@ func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 
 // hMv: mv writes every operand (the sources disappear).
 func hMv(a *analyzer, argv []arg, c *callInfo) eff {
+	defer a.setVerb("Moving")()
 	p := parseArgs(argv, &optSpec{arg: "tSb", long: []string{"target-directory", "suffix", "backup"}})
 	if t, ok := p.get("t", "--target-directory"); ok && t.has {
 		a.writeTarget(t.val, "write", c.pos, c.end)
@@ -423,6 +432,7 @@ func hLn(a *analyzer, argv []arg, c *callInfo) eff {
 // hChmod: chmod, chown and chgrp change their operands after the mode or owner; recursive
 // changes of critical paths are destructive; setuid and setgid bits set as root are denied.
 func hChmod(a *analyzer, argv []arg, c *callInfo) eff {
+	defer a.setVerb("Changing the mode or owner of")()
 	p := parseArgs(argv, &optSpec{arg: "", long: []string{"reference", "from"}})
 	ops := p.ops
 	name := argv[0].s

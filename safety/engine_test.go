@@ -852,3 +852,33 @@ func TestLinksConfigAndParameters(t *testing.T) {
 		{"printf-escape-cmd", `$(printf '\x72\x6d') -rf /`, Deny, "destructive.rm-root", false, ""},
 	})
 }
+
+// TestWritersDoNotReadCredentials checks that commands which never read file contents
+// (delete, move, link, change modes) get no credential.read finding for the paths they name,
+// while commands that do read them do.
+func TestWritersDoNotReadCredentials(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		read bool
+	}{
+		{`bash -c "rm -rf /"`, false},
+		{"rm -rf ~/.ssh", false},
+		{"chmod 600 ~/.ssh/id_rsa", false},
+		{"mv ~/.aws /tmp/x", false},
+		{"ln -s ~/.netrc x", false},
+		{"chown -R me ~", false},
+		{"cat ~/.ssh/id_rsa", true},
+		{"cp ~/.ssh/id_rsa .", true},
+		{"grep -r token ~", true},
+		{"tar czf x.tgz ~/.aws", true},
+	} {
+		v := Check(c.cmd, caseContext("user"))
+		got := false
+		for _, f := range v.Findings {
+			got = got || f.Rule == "credential.read"
+		}
+		if got != c.read {
+			t.Errorf("%q: credential.read finding %v, want %v: %+v", c.cmd, got, c.read, v.Findings)
+		}
+	}
+}

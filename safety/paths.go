@@ -382,10 +382,10 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 	}
 	suffix, d := a.writeDecision(pc)
 	if suffix == "" {
-		a.add("root.change", Ask, pos, end, "Writing "+p)
+		a.add("root.change", Ask, pos, end, a.writeVerb()+" "+display(p))
 		return
 	}
-	a.add(kind+"."+suffix, d, pos, end, "Writing "+display(p))
+	a.add(kind+"."+suffix, d, pos, end, a.writeVerb()+" "+display(p))
 }
 
 // sortedKeys returns the keys of m in order (so that findings come in a fixed order).
@@ -399,6 +399,16 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// writeVerb names the kind of change the command being judged makes to the paths it
+// writes, for finding details.
+func (a *analyzer) writeVerb() string {
+	switch a.verb {
+	case "":
+		return "Writing"
+	}
+	return a.verb
 }
 
 // display renders a path for a message.
@@ -542,19 +552,19 @@ func (a *analyzer) homeCredential(rel []string) bool {
 	return len(rel) == 1 && hasWild(rel[0])
 }
 
-// credentialArg reports whether an argument (an operand, an option value after '=', or a
-// curl-style @file) names a credential path.
-func (a *analyzer) credentialArg(x arg) bool {
+// credentialArg returns the credential path an argument (an operand, an option value after
+// '=', or a curl-style @file) names, and whether it names one.
+func (a *analyzer) credentialArg(x arg) (string, bool) {
 	s := x.s
 	if !strings.Contains(s, "/") && !strings.HasPrefix(s, "~") && !strings.HasPrefix(s, ".") {
 		if !credentialNames[strings.ToLower(s)] || a.cwd == "" {
-			return false
+			return "", false
 		}
 	}
 	if strings.HasPrefix(s, "-") {
 		i := strings.IndexByte(s, '=')
 		if i < 0 {
-			return false
+			return "", false
 		}
 		s = s[i+1:]
 	}
@@ -567,5 +577,8 @@ func (a *analyzer) credentialArg(x arg) bool {
 	y := x
 	y.s = s
 	p, ok := a.resolve(y)
-	return ok && a.isCredential(p)
+	if !ok || !a.isCredential(p) {
+		return "", false
+	}
+	return p, true
 }
