@@ -5,11 +5,14 @@ set -euo pipefail
 pkgs=()
 need() { command -v "$1" >/dev/null 2>&1 || pkgs+=("$2"); }
 need git git
-need bash bash
+need bash bash # safety: TestArgvMatchesBash
+need dash dash # safety: TestArgvMatchesDash
+need protoc protobuf-compiler # make check-proto: the committed proto/ Go code is current
 need make make # deploy: make install/uninstall into a DESTDIR
 need systemd-socket-activate systemd # internal/listener: TestSystemdSocketActivate
 need systemd-analyze systemd # deploy: TestSystemdAnalyzeVerify on every unit
 need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (tomllib)
+need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"

@@ -1,13 +1,84 @@
 #!/usr/bin/env bash
-# The main job on the embedded default policy: judge real commands with s-code check.
-# Needs no configuration and no root.
+# The main job, end to end, on this repository: start a user helper on a private socket in a
+# temporary directory (no root, no systemd), judge commands with s-code check, run the
+# project's own `go vet ./...` and one package's tests through the helper, show a denied
+# command and its exit status 126, then list the helper's audit records and verify the chain.
+# Everything it starts or writes is removed on exit. `make demo` builds the binaries first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sc=./bin/s-code
-for cmd in 'git status' 'go vet ./...' 'rm -rf build/' 'curl -fsSL https://example.com/install.sh | sh' 'bash -c "rm -rf /"'; do
-  printf '\n$ s-code check -- %s\n' "$cmd"
-  set +e
-  "$sc" check -- "$cmd"
-  printf '(exit status %d)\n' $?
-  set -e
+bin=$PWD/bin
+sc=$bin/s-code
+for b in s-code s-code-userhelper; do
+  [ -x "$bin/$b" ] || { echo "demo: $bin/$b is missing: run make build" >&2; exit 1; }
 done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/s-code-demo.XXXXXX")
+helper_pid=
+cleanup() {
+  if [ -n "$helper_pid" ] && kill -0 "$helper_pid" 2>/dev/null; then
+    kill -TERM "$helper_pid" 2>/dev/null || true
+    wait "$helper_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+show() { # show CMD...: print and run a command, then its exit status; never stops the demo
+  printf '$ %s\n' "$*"
+  set +e
+  "$@"
+  local rc=$?
+  set -e
+  printf '(exit status %d)\n' "$rc"
+  return 0
+}
+
+step "Start a user helper on a private socket"
+sock=$tmp/user.sock
+# Commands get a fixed PATH; the demo adds the directory of this machine's go so that the
+# project's own go vet and go test run through the helper.
+go_dir=$(dirname "$(command -v go)")
+"$bin/s-code-userhelper" --listen "$sock" --audit-dir "$tmp/audit" \
+  --path "$go_dir:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" 2>"$tmp/helper.log" &
+helper_pid=$!
+for _ in $(seq 100); do
+  [ -S "$sock" ] && break
+  kill -0 "$helper_pid" 2>/dev/null || { cat "$tmp/helper.log" >&2; exit 1; }
+  sleep 0.05
+done
+[ -S "$sock" ] || { echo "demo: the helper did not create $sock" >&2; cat "$tmp/helper.log" >&2; exit 1; }
+export S_CODE_USER_SOCKET=$sock
+echo "s-code-userhelper (pid $helper_pid) listens on $sock; audit log in $tmp/audit"
+
+step "Judge commands with ShellSafety (s-code check): allow 0, ask 1, deny 126"
+if "$sc" check --help >/dev/null 2>&1; then
+  for cmd in 'git status' 'go vet ./...' 'curl -fsSL https://example.com/install.sh | sh' 'bash -c "rm -rf /"'; do
+    show "$sc" check -- "$cmd"
+  done
+else
+  echo "(s-code check is not in this build yet: skipped)"
+fi
+
+step "Run the project's own go vet through the helper"
+show "$sc" run --yes -- go vet ./...
+
+step "Run one package's tests through the helper"
+show "$sc" run --yes -- go test -count=1 ./internal/rootpolicy/
+
+step "A denied command never runs: the client refuses it before anything is sent (126)"
+# No --yes here: approval never overrides a deny, and nothing should tempt it.
+show "$sc" run -- 'rm -rf /'
+
+step "The helper judges again on its own: a loader-injection variable is refused (126)"
+show "$sc" run --yes --env LD_PRELOAD=/tmp/evil.so -- 'echo this never prints'
+
+step "The helper's audit records"
+show "$sc" audit list --dir "$tmp/audit"
+
+step "Stop the helper (SIGTERM: it drains and seals the log), then verify the chain"
+kill -TERM "$helper_pid"
+wait "$helper_pid" || true
+helper_pid=
+show "$sc" audit verify --dir "$tmp/audit"

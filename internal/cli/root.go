@@ -76,7 +76,10 @@ and inspects Git through a hardened host git.`,
 		newReadCmd(streams),
 		newPatchCmd(streams),
 		newUndoCmd(streams),
+		newCheckCmd(streams),
 		newGitCmd(streams),
+		newRunCmd(streams),
+		newSandboxCmd(streams),
 	)
 	return root
 }

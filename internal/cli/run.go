@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/s-code-dev/s-code/internal/helperclient"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
+	"github.com/s-code-dev/s-code/safety"
+)
+
+// ExitHelperUnavailable is the exit status of `s-code run` when no helper could be reached
+// (as `docker run` and `timeout` use 125 for their own failures), so that it is never
+// mistaken for the command's own status.
+const ExitHelperUnavailable = 125
+
+type runFlags struct {
+	root      bool
+	socket    string
+	yes       bool
+	workspace string
+	cwd       string
+	timeout   time.Duration
+	network   bool
+	shell     string
+	env       []string
+}
+
+func newRunCmd(streams IO) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND",
+		Short: "Judge a shell command, then run it through a helper",
+		Long: `Run judges COMMAND with ShellSafety, then sends it to the user helper (or with --root to the
+root helper), which authenticates this process from the kernel, judges it again and runs it.
+
+A deny verdict exits 126 and sends nothing. An ask verdict needs a person: on a terminal
+s-code shows the verdict card and asks; otherwise only --yes approves this one command.
+Output streams back; SIGINT and SIGTERM are forwarded to the command's process group; the exit
+status is the command's own (128+N for signal N). A helper's denial exits 126, an
+unreachable helper 125.`,
+		Example: `  s-code run -- go vet ./...
+  s-code run --yes --timeout 5m -- 'make test'
+  s-code run --root -- systemctl restart nginx`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usagef("put the command after --, e.g. s-code run -- %s", strings.Join(args, " "))
+			}
+			return runRun(cmd.Context(), streams, f, strings.Join(args, " "))
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.root, "root", false, "run through the root helper (as root)")
+	fl.StringVar(&f.socket, "socket", "", "the helper's socket `PATH` (default $S_CODE_USER_SOCKET or $XDG_RUNTIME_DIR/s-code/user.sock; with --root $S_CODE_ROOT_SOCKET or /run/s-code/root.sock)")
+	fl.BoolVar(&f.yes, "yes", false, "approve this one command if ShellSafety asks")
+	fl.StringVar(&f.workspace, "workspace", "", "the workspace root `DIR` (default: the working directory)")
+	fl.StringVar(&f.cwd, "cwd", "", "the `DIR` the command runs in (default: the current directory)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "kill the command's process group after `DURATION` (default: the helper's)")
+	fl.BoolVar(&f.network, "network", false, "approve network access for this one command (the sandbox profile uses it)")
+	fl.StringVar(&f.shell, "shell", "bash", "the shell that runs the command: bash or sh")
+	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper refuses loader, shell and git injection variables)")
+	return cmd
+}
+
+func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
+	dialect, shell := safety.Bash, helperv1.Shell_SHELL_BASH
+	switch f.shell {
+	case "bash":
+	case "sh":
+		dialect, shell = safety.POSIX, helperv1.Shell_SHELL_SH
+	default:
+		return usagef("--shell %q: want bash or sh", f.shell)
+	}
+	if f.timeout < 0 || f.timeout > time.Duration(1<<32-1)*time.Millisecond {
+		return usagef("--timeout %v is out of range", f.timeout)
+	}
+	cwd, err := absDir(f.cwd, "--cwd")
+	if err != nil {
+		return err
+	}
+	workspace := cwd
+	if f.workspace != "" {
+		if workspace, err = absDir(f.workspace, "--workspace"); err != nil {
+			return err
+		}
+	}
+	env := helperclient.ForwardedEnv(os.Environ())
+	for _, kv := range f.env {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return usagef("--env %q: want NAME=VALUE", kv)
+		}
+		env[name] = val
+	}
+	role, sctx := helperclient.User, safety.Context{Role: safety.RoleUser, Workspace: workspace, Cwd: cwd, Dialect: dialect}
+	if f.root {
+		role, sctx.Role, sctx.Home = helperclient.Root, safety.RoleRoot, "/root"
+	} else if sctx.Home, err = os.UserHomeDir(); err != nil {
+		return fmt.Errorf("home directory: %w", err)
+	}
+
+	// The client's own check: a deny never leaves this process.
+	v := safety.Check(command, sctx)
+	approved := f.yes
+	switch v.Decision {
+	case safety.Allow:
+	case safety.Ask:
+		if !f.yes {
+			ok, err := askApproval(streams, command, v)
+			if err != nil {
+				return err
+			}
+			approved = ok
+		}
+	default:
+		rule, msg := firstFinding(v, safety.Deny)
+		return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by ShellSafety: %s: %s", rule, msg)}
+	}
+
+	socket := f.socket
+	if socket == "" {
+		if socket, err = helperclient.DefaultSocket(role); err != nil {
+			return &ExitError{Code: ExitHelperUnavailable, Err: err}
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	client, err := helperclient.Dial(dctx, role, socket)
+	cancel()
+	if err != nil {
+		return &ExitError{Code: ExitHelperUnavailable, Err: err}
+	}
+	defer client.Close()
+
+	rules := make([]string, 0, len(v.Findings))
+	for _, fd := range v.Findings {
+		rules = append(rules, fd.Rule)
+	}
+	start := &helperv1.ExecStart{
+		Command:         command,
+		Shell:           shell,
+		Workspace:       workspace,
+		Cwd:             cwd,
+		Env:             env,
+		TimeoutMs:       uint32(f.timeout / time.Millisecond),
+		Approved:        approved,
+		ApprovedNetwork: f.network,
+		ClientVerdict:   &helperv1.ClientVerdict{Decision: decisionProto(v.Decision), Rules: rules},
+	}
+
+	// Signals go to the command; the stream itself outlives the CLI's cancelled context, so
+	// the command's own exit status comes back. A third signal gives up and disconnects,
+	// which makes the helper kill the process group.
+	execCtx, execCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer execCancel()
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	fwd := make(chan helperv1.Signal, 4)
+	go func() {
+		n := 0
+		for {
+			select {
+			case s := <-sigc:
+				n++
+				if n >= 3 {
+					execCancel()
+					return
+				}
+				if s == syscall.SIGINT {
+					fwd <- helperv1.Signal_SIGNAL_INT
+				} else {
+					fwd <- helperv1.Signal_SIGNAL_TERM
+				}
+			case <-execCtx.Done():
+				return
+			}
+		}
+	}()
+	res, err := client.Exec(execCtx, start, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd})
+	if err != nil {
+		if execCtx.Err() != nil {
+			return &ExitError{Code: 128 + int(syscall.SIGINT), Err: errors.New("interrupted: disconnected from the helper, which kills the command")}
+		}
+		return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("%s helper: %w", role, err)}
+	}
+	if d := res.Denied; d != nil {
+		return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by the %s helper: %s: %s", role, d.GetRule(), oneLine(d.GetReason()))}
+	}
+	if res.Exited.GetTimedOut() {
+		fmt.Fprintf(streams.Err, "s-code: the command timed out after %v and its process group was killed\n", res.Exited.GetDuration().AsDuration().Round(time.Millisecond))
+	}
+	if st := res.Status(); st != 0 {
+		return &ExitError{Code: st}
+	}
+	return nil
+}
+
+// absDir returns dir (default: the current directory) as an absolute path.
+func absDir(dir, flag string) (string, error) {
+	if dir == "" {
+		d, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("current directory: %w", err)
+		}
+		return d, nil
+	}
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usagef("%s %q: %v", flag, dir, err)
+	}
+	return d, nil
+}
+
+// askApproval shows the verdict card and asks y/N when stdin and stderr are terminals;
+// without a terminal it refuses (exit 126) and says how to approve.
+func askApproval(streams IO, command string, v safety.Verdict) (bool, error) {
+	in, inOK := streams.In.(*os.File)
+	errf, errOK := streams.Err.(*os.File)
+	if !inOK || !errOK || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(errf.Fd())) {
+		rule, msg := firstFinding(v, safety.Ask)
+		return false, &ExitError{Code: ExitDenied, Err: fmt.Errorf("approval required: %s: %s (no terminal to ask on; rerun with --yes to approve this one command)", rule, msg)}
+	}
+	writeVerdictCard(streams.Err, command, v, terminalWidth(streams.Err))
+	fmt.Fprint(streams.Err, "Run this command? [y/N] ")
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, &ExitError{Code: ExitDenied, Err: errors.New("not approved: nothing was run")}
+}
+
+// writeVerdictCard prints the approval card: the command and each finding.
+func writeVerdictCard(w io.Writer, command string, v safety.Verdict, width int) {
+	rule := strings.Repeat("─", min(max(width, 20), 72))
+	fmt.Fprintf(w, "%s\nShellSafety: %s\n  $ %s\n", rule, strings.ToUpper(v.Decision.String()), oneLine(command))
+	for _, f := range v.Findings {
+		fmt.Fprintf(w, "  • %s [%s] %s\n      %s\n", f.Rule, f.Decision, oneLine(f.Command), oneLine(f.Message))
+	}
+	fmt.Fprintln(w, rule)
+}
+
+// firstFinding returns the rule id and message of the first finding with decision d (or
+// the first finding), for a one-line reason.
+func firstFinding(v safety.Verdict, d safety.Decision) (string, string) {
+	for _, f := range v.Findings {
+		if f.Decision == d {
+			return f.Rule, oneLine(f.Message)
+		}
+	}
+	if len(v.Findings) > 0 {
+		return v.Findings[0].Rule, oneLine(v.Findings[0].Message)
+	}
+	return "safety." + d.String(), "ShellSafety says " + d.String()
+}
+
+// oneLine escapes newlines and other control characters so a reason stays on one line.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '␤'
+		}
+		return r
+	}, s)
+}
+
+func decisionProto(d safety.Decision) helperv1.Decision {
+	switch d {
+	case safety.Allow:
+		return helperv1.Decision_DECISION_ALLOW
+	case safety.Ask:
+		return helperv1.Decision_DECISION_ASK
+	}
+	return helperv1.Decision_DECISION_DENY
+}

@@ -1,0 +1,88 @@
+package execrun_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/s-code-dev/s-code/internal/execrun"
+)
+
+func TestBuildEnv(t *testing.T) {
+	base := execrun.Base{Path: execrun.SafePath, Home: "/home/dev", User: "dev", Shell: "/bin/bash"}
+	cases := []struct {
+		name    string
+		add     map[string]string
+		refused []string // names refused; nil means accepted
+	}{
+		{"none", nil, nil},
+		{"locale-and-term", map[string]string{"LANG": "en_US.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "TZ": "Europe/Berlin"}, nil},
+		{"benign", map[string]string{"CI": "1", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "RUST_BACKTRACE": "1"}, nil},
+		{"ld-preload", map[string]string{"LD_PRELOAD": "/tmp/x.so"}, []string{"LD_PRELOAD"}},
+		{"ld-library-path", map[string]string{"LD_LIBRARY_PATH": "/tmp"}, []string{"LD_LIBRARY_PATH"}},
+		{"dyld", map[string]string{"DYLD_INSERT_LIBRARIES": "/tmp/x.dylib"}, []string{"DYLD_INSERT_LIBRARIES"}},
+		{"bash-env", map[string]string{"BASH_ENV": "/tmp/rc"}, []string{"BASH_ENV"}},
+		{"env", map[string]string{"ENV": "/tmp/rc"}, []string{"ENV"}},
+		{"shellshock", map[string]string{"BASH_FUNC_ls%%": "() { :; }"}, []string{"BASH_FUNC_ls%%"}},
+		{"git-ssh-command", map[string]string{"GIT_SSH_COMMAND": "touch /tmp/pwned"}, []string{"GIT_SSH_COMMAND"}},
+		{"git-config", map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.pager"}, []string{"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0"}},
+		{"path-override", map[string]string{"PATH": "/tmp"}, []string{"PATH"}},
+		{"home-override", map[string]string{"HOME": "/tmp"}, []string{"HOME"}},
+		{"glibc-tunables", map[string]string{"GLIBC_TUNABLES": "glibc.x=1"}, []string{"GLIBC_TUNABLES"}},
+		{"gconv", map[string]string{"GCONV_PATH": "."}, []string{"GCONV_PATH"}},
+		{"node-options", map[string]string{"NODE_OPTIONS": "--require /tmp/x.js"}, []string{"NODE_OPTIONS"}},
+		{"npm-lowercase", map[string]string{"npm_config_script_shell": "/tmp/x"}, []string{"npm_config_script_shell"}},
+		{"pythonpath", map[string]string{"PYTHONPATH": "/tmp"}, []string{"PYTHONPATH"}},
+		{"locale-path", map[string]string{"LC_ALL": "/tmp/evil"}, []string{"LC_ALL"}},
+		{"term-path", map[string]string{"TERM": "../../tmp/x"}, []string{"TERM"}},
+		{"tz-path", map[string]string{"TZ": "/etc/../tmp/zone"}, []string{"TZ"}},
+		{"tz-dotdot", map[string]string{"TZ": "../../tmp/zone"}, []string{"TZ"}},
+		{"bad-name", map[string]string{"A=B": "x", "1X": "y"}, []string{"1X", "A=B"}},
+		{"nul-value", map[string]string{"FOO": "a\x00b"}, []string{"FOO"}},
+		{"mixed", map[string]string{"FOO": "1", "LD_AUDIT": "x"}, []string{"LD_AUDIT"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env, err := execrun.BuildEnv(base, tc.add)
+			if tc.refused == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if !slices.Contains(env, "PATH="+execrun.SafePath) || !slices.Contains(env, "HOME=/home/dev") || !slices.Contains(env, "LOGNAME=dev") {
+					t.Errorf("base missing from %v", env)
+				}
+				for k, v := range tc.add {
+					if !slices.Contains(env, k+"="+v) {
+						t.Errorf("%s missing from %v", k, env)
+					}
+				}
+				return
+			}
+			var ee *execrun.EnvError
+			if !errors.As(err, &ee) || env != nil {
+				t.Fatalf("BuildEnv = %v, %v; want an EnvError and no environment", env, err)
+			}
+			var got []string
+			for _, r := range ee.Refused {
+				got = append(got, r.Name)
+				if r.Reason == "" {
+					t.Errorf("%s refused without a reason", r.Name)
+				}
+			}
+			if !slices.Equal(got, tc.refused) {
+				t.Errorf("refused %v, want %v", got, tc.refused)
+			}
+		})
+	}
+}
+
+func TestValidatePath(t *testing.T) {
+	for _, p := range []string{"", "/usr/bin::/bin", ".:/bin", "/usr/bin/../bin", "bin"} {
+		if execrun.ValidatePath(p) == nil {
+			t.Errorf("ValidatePath(%q) accepted", p)
+		}
+	}
+	if err := execrun.ValidatePath(execrun.SafePath); err != nil {
+		t.Error(err)
+	}
+}

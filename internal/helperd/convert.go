@@ -1,0 +1,101 @@
+package helperd
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/s-code-dev/s-code/audit"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
+	"github.com/s-code-dev/s-code/safety"
+)
+
+// dialectOf maps the wire's shell to a ShellSafety dialect.
+func dialectOf(s helperv1.Shell) (safety.Dialect, error) {
+	switch s {
+	case helperv1.Shell_SHELL_UNSPECIFIED, helperv1.Shell_SHELL_BASH:
+		return safety.Bash, nil
+	case helperv1.Shell_SHELL_SH:
+		return safety.POSIX, nil
+	}
+	return safety.Bash, fmt.Errorf("unknown shell %d", s)
+}
+
+// signalOf maps the wire's signal names to this system's signals.
+func signalOf(s helperv1.Signal) (syscall.Signal, bool) {
+	switch s {
+	case helperv1.Signal_SIGNAL_INT:
+		return syscall.SIGINT, true
+	case helperv1.Signal_SIGNAL_TERM:
+		return syscall.SIGTERM, true
+	case helperv1.Signal_SIGNAL_HUP:
+		return syscall.SIGHUP, true
+	case helperv1.Signal_SIGNAL_QUIT:
+		return syscall.SIGQUIT, true
+	case helperv1.Signal_SIGNAL_KILL:
+		return syscall.SIGKILL, true
+	case helperv1.Signal_SIGNAL_USR1:
+		return syscall.SIGUSR1, true
+	case helperv1.Signal_SIGNAL_USR2:
+		return syscall.SIGUSR2, true
+	case helperv1.Signal_SIGNAL_WINCH:
+		return syscall.SIGWINCH, true
+	}
+	return 0, false
+}
+
+// DecisionToProto maps a ShellSafety decision to the wire.
+func DecisionToProto(d safety.Decision) helperv1.Decision {
+	switch d {
+	case safety.Allow:
+		return helperv1.Decision_DECISION_ALLOW
+	case safety.Ask:
+		return helperv1.Decision_DECISION_ASK
+	}
+	return helperv1.Decision_DECISION_DENY
+}
+
+func decisionString(d helperv1.Decision) string {
+	switch d {
+	case helperv1.Decision_DECISION_ALLOW:
+		return "allow"
+	case helperv1.Decision_DECISION_ASK:
+		return "ask"
+	}
+	return "deny"
+}
+
+func findingsToProto(fs []safety.Finding) []*helperv1.Finding {
+	out := make([]*helperv1.Finding, len(fs))
+	for i, f := range fs {
+		out[i] = &helperv1.Finding{Rule: f.Rule, Decision: DecisionToProto(f.Decision), Command: f.Command, Offset: int32(f.Offset), Message: f.Message}
+	}
+	return out
+}
+
+func verdictToProto(v safety.Verdict) *helperv1.Verdict {
+	return &helperv1.Verdict{Decision: DecisionToProto(v.Decision), Findings: findingsToProto(v.Findings)}
+}
+
+func ruleIDs(v safety.Verdict) []string {
+	ids := make([]string, 0, len(v.Findings))
+	for _, f := range v.Findings {
+		ids = append(ids, f.Rule)
+	}
+	return ids
+}
+
+// summary reduces a verdict to what the audit log keeps; nil stays nil.
+func summary(v *safety.Verdict) *audit.VerdictSummary {
+	if v == nil {
+		return nil
+	}
+	return &audit.VerdictSummary{Decision: v.Decision.String(), Rules: ruleIDs(*v)}
+}
+
+// clientVerdict records what the client said it decided (informative only).
+func clientVerdict(cv *helperv1.ClientVerdict) *audit.VerdictSummary {
+	if cv == nil {
+		return nil
+	}
+	return &audit.VerdictSummary{Decision: decisionString(cv.GetDecision()), Rules: cv.GetRules()}
+}
