@@ -118,6 +118,21 @@ var protectedInWorkspace = [][]string{
 	{".envrc"}, {".husky"}, {".devcontainer"}, {".fleet"}, {".continue"},
 }
 
+// ControlFileNames returns the names of the agent, editor and tool control files and
+// directories that no tool may write inside a workspace, at any depth, compared
+// case-insensitively (".claude", ".vscode", ".mcp.json", ".envrc", …): changing one makes
+// an agent or editor run commands or trust a server (the CVE-2025-59536 and CVE-2025-54136
+// class). Git's own metadata (.git) is handled apart. The file tools and the sandbox use
+// this list too, so that the three layers protect the same names. It returns a new slice
+// on every call.
+func ControlFileNames() []string {
+	names := make([]string, 0, len(protectedInWorkspace))
+	for _, p := range protectedInWorkspace {
+		names = append(names, p[0])
+	}
+	return names
+}
+
 // protectedRel reports whether a workspace-relative path is protected: an agent or editor
 // control file at any depth, or inside a .git directory (also of submodules and
 // worktrees) a hooks directory, a config or config.worktree file, or info/attributes.

@@ -3,6 +3,7 @@ package wsfs
 import (
 	"errors"
 	"fmt"
+	"github.com/s-code-dev/s-code/safety"
 	"path/filepath"
 	"strings"
 )
@@ -78,18 +79,16 @@ type Info struct {
 	Size   int64 // bytes
 }
 
-// protectedNames are path components the file tools never write: Git's metadata and the
-// control files of coding agents and IDEs, which can make them run commands
-// (CVE-2025-59536, CVE-2025-54136 class). Compared case-insensitively, since macOS and
-// Windows volumes usually fold case.
-var protectedNames = []string{".git", ".claude", ".codex", ".gemini", ".cursor", ".vscode", ".mcp.json"}
-
 // ProtectedComponent returns the first component of the clean relative path rel that the
-// file tools must never write (".git", ".claude", ".codex", ".gemini", ".cursor", ".vscode",
-// ".mcp.json", at any depth, any letter case), and reports whether there is one.
+// file tools must never write, and reports whether there is one: Git's metadata (".git")
+// and the agent, editor and tool control files of safety.ControlFileNames (".claude",
+// ".vscode", ".mcp.json", ".envrc", …), at any depth, in any letter case (macOS and
+// Windows volumes usually fold case). Changing one of them makes an agent, an editor or
+// Git run commands (CVE-2025-59536, CVE-2025-54136 class).
 func ProtectedComponent(rel string) (string, bool) {
+	names := append([]string{".git"}, safety.ControlFileNames()...)
 	for _, c := range strings.Split(rel, "/") {
-		for _, p := range protectedNames {
+		for _, p := range names {
 			if strings.EqualFold(c, p) {
 				return c, true
 			}

@@ -225,13 +225,15 @@ func TestPathRefusals(t *testing.T) {
 func TestProtected(t *testing.T) {
 	r, _, _ := layout(t, false)
 	for _, p := range []string{".git/config", ".GIT/hooks/pre-commit", "sub/.git/config", ".claude/settings.json",
-		".codex/config.toml", ".gemini/settings.json", ".Cursor/rules", ".vscode/tasks.json", ".mcp.json", "pkg/.MCP.json"} {
+		".codex/config.toml", ".gemini/settings.json", ".Cursor/rules", ".vscode/tasks.json", ".mcp.json", "pkg/.MCP.json",
+		// The rest of ShellSafety's control-file list: the file tools protect the same names.
+		".idea/workspace.xml", ".envrc", ".husky/pre-commit", ".devcontainer/devcontainer.json"} {
 		t.Run(p, func(t *testing.T) {
 			err := r.WriteFile(p, []byte("x"), WriteOptions{MkdirParents: true})
 			if !errors.Is(err, ErrProtected) {
 				t.Fatalf("WriteFile(%q) = %v, want ErrProtected", p, err)
 			}
-			if _, err := os.Lstat(filepath.Join(r.Path(), filepath.Dir(p))); p != ".mcp.json" && filepath.Dir(p) != "." && err == nil && filepath.Dir(p) != "pkg" {
+			if _, err := os.Lstat(filepath.Join(r.Path(), filepath.Dir(p))); p != ".mcp.json" && p != ".envrc" && filepath.Dir(p) != "." && err == nil && filepath.Dir(p) != "pkg" {
 				t.Errorf("WriteFile(%q) created its directory", p)
 			}
 		})
