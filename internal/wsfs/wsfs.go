@@ -3,9 +3,10 @@ package wsfs
 import (
 	"errors"
 	"fmt"
-	"github.com/s-code-dev/s-code/safety"
 	"path/filepath"
 	"strings"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // ErrUnsupported is returned by every operation on systems without a resolver (neither
