@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // Profile is the sandbox profile a command runs under. Every path is absolute and clean;
@@ -154,17 +156,19 @@ var systemDeniedPaths = []string{
 	"/etc/ssh/ssh_host_dsa_key",
 }
 
-// protectedNames are the paths, relative to the workspace root, that stay read-only inside
-// the writable workspace: each one makes a tool outside the sandbox run code or trust a
-// server (Git hooks and config, e.g. core.fsmonitor and core.hooksPath; agent, IDE and
-// direnv control files).
-var protectedNames = []string{
-	".git/hooks", ".git/config",
-	// Submodules and linked worktrees keep their own hooks and config (core.hooksPath,
-	// config.worktree) here.
-	".git/modules", ".git/worktrees",
-	".claude", ".codex", ".gemini", ".cursor", ".vscode",
-	".idea", ".mcp.json", ".envrc",
+// gitProtectedNames are the paths in the workspace's Git directory, relative to the
+// workspace root, that stay read-only: Git hooks and config (core.fsmonitor, core.hooksPath
+// run code), and the directories where submodules and linked worktrees keep their own hooks
+// and config.
+var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".git/worktrees"}
+
+// protectedNames returns the paths, relative to the workspace root, that stay read-only
+// inside the writable workspace: gitProtectedNames and the agent, editor and tool control
+// files of safety.ControlFileNames (.claude, .vscode, .mcp.json, .envrc, …), each of which
+// makes a tool outside the sandbox run code or trust a server. ShellSafety, the file tools
+// and the sandbox so protect the same names. It returns a new slice on every call.
+func protectedNames() []string {
+	return append(slices.Clone(gitProtectedNames), safety.ControlFileNames()...)
 }
 
 // runtimeRootCandidates are the version-scoped runtime roots, relative to the home
@@ -237,7 +241,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	})
 	p.Devices = cleanSet(h.Devices)
 	var prot []string
-	for _, n := range protectedNames {
+	for _, n := range protectedNames() {
 		prot = append(prot, filepath.Join(ws, n))
 	}
 	p.ProtectedPaths = prot
@@ -382,7 +386,7 @@ func SystemDeniedPaths() []string { return slices.Clone(systemDeniedPaths) }
 
 // ProtectedNames returns the paths, relative to the workspace root, that stay read-only
 // inside the writable workspace (a fresh copy).
-func ProtectedNames() []string { return slices.Clone(protectedNames) }
+func ProtectedNames() []string { return protectedNames() }
 
 // RuntimeRootCandidates returns the runtime roots, relative to the home directory, that stay
 // readable when present (a fresh copy).
