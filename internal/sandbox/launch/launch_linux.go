@@ -8,6 +8,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -63,9 +64,12 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 		if _, err := protectWithMounts(p); err != nil {
 			fmt.Fprintf(stderr, "%s: protected paths kept read-only by per-entry Landlock rules (%s): %v\n", sandbox.LauncherName, sandbox.ProtectionLandlockEntries, err)
 		} else {
-			// The mounts keep the protected paths read-only: Landlock need not split
-			// the workspace around them.
-			layout.ProtectedPaths = nil
+			// The mounts keep the protected paths in the workspace read-only: Landlock
+			// need not split the workspace around them. Any protected path outside the
+			// workspace (NewProfile makes none) stays a Landlock hole.
+			layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
+				return sandbox.Within(p.Workspace, pp)
+			})
 		}
 	}
 	rulesetFD := -1
@@ -188,7 +192,8 @@ type walker struct {
 }
 
 func (w *walker) addRoot(e entry) error {
-	fd, err := unix.Open(e.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	var fd int
+	var err error
 	if e.protected {
 		// A protected path lies in the writable workspace, where the command may have
 		// planted a link (.vscode -> ~/.ssh): follow none, in no component.
@@ -196,6 +201,8 @@ func (w *walker) addRoot(e entry) error {
 		if errors.Is(err, unix.ELOOP) {
 			return nil // a link in the path: grant nothing
 		}
+	} else {
+		fd, err = unix.Open(e.path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
