@@ -102,7 +102,7 @@ func newVersionCmd(streams IO) *cobra.Command {
 func Main(ctx context.Context, args []string, streams IO) int {
 	root := NewRoot(streams)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -116,7 +116,13 @@ func Main(ctx context.Context, args []string, streams IO) int {
 	fmt.Fprintf(streams.Err, "s-code: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintln(streams.Err, "Run 's-code --help' for usage.")
+		// Point at the help of the command that failed (cobra returns the root for an
+		// unknown command), not always at the root's.
+		path := root.CommandPath()
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(streams.Err, "Run '%s --help' for usage.\n", path)
 		return ExitUsage
 	}
 	return exitInternal
