@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -82,6 +83,14 @@ func (e *NoHelperError) Error() string {
 	}
 	if e.Socket == "" {
 		return fmt.Sprintf("no %s helper: %v", e.Role, e.Err)
+	}
+	if errors.Is(e.Err, fs.ErrPermission) {
+		// Something may well listen there: the caller may not open it (connect(2) EACCES).
+		hint = "the socket or its directory belongs to another user; use your own helper's socket (--socket PATH or $" + UserSocketEnv + ")"
+		if e.Role == Root {
+			hint = "the root helper's socket is open to the group s-code: an admin must add you to that group and to [allow] in /etc/s-code/roothelper.toml, then log in again"
+		}
+		return fmt.Sprintf("cannot open the %s helper's socket %s (%v); %s", e.Role, e.Socket, e.Err, hint)
 	}
 	return fmt.Sprintf("no %s helper is listening on %s (%v); %s", e.Role, e.Socket, e.Err, hint)
 }

@@ -91,6 +91,26 @@ func TestDialNoHelper(t *testing.T) {
 	}
 }
 
+// TestNoHelperPermission: a socket the caller may not open (EACCES) is not reported as
+// "no helper is listening", and the hint says who may open it.
+func TestNoHelperPermission(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		role helperclient.Role
+		want string
+	}{
+		{"user", helperclient.User, "belongs to another user"},
+		{"root", helperclient.Root, "group s-code"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := (&helperclient.NoHelperError{Role: tc.role, Socket: "/run/x.sock", Err: syscall.EACCES}).Error()
+			if strings.Contains(msg, "no "+tc.role.String()+" helper is listening") || !strings.Contains(msg, "cannot open") || !strings.Contains(msg, tc.want) {
+				t.Fatalf("Error() = %q, want \"cannot open\" and %q", msg, tc.want)
+			}
+		})
+	}
+}
+
 // TestDialImpostor: a socket served by another uid is refused, for both roles.
 func TestDialImpostor(t *testing.T) {
 	testenv.RequireRoot(t)
