@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job, end to end, on this repository: start a user helper on a private socket in a
 # temporary directory (no root, no systemd), judge commands with s-code check, run the
-# project's own `go vet ./...` and one package's tests through the helper, show a denied
-# command and its exit status 126, then list the helper's audit records and verify the chain.
+# project's own `go vet ./...` and one package's tests through the helper (after downloading
+# the modules into the workspace's own cache, with network for that one command), show a
+# denied command and its exit status 126, then list the helper's audit records and verify the
+# chain. Every step checks its exit status; the demo exits 1 if any differs from the expected.
 # Everything it starts or writes is removed on exit. `make demo` builds the binaries first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,13 +27,19 @@ trap cleanup EXIT INT TERM
 
 if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
 step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
-show() { # show CMD...: print and run a command, then its exit status; never stops the demo
+failed=()
+expect() { # expect STATUS CMD...: print and run a command and its exit status; note a mismatch
+  local want=$1; shift
   printf '$ %s\n' "$*"
   set +e
   "$@"
   local rc=$?
   set -e
   printf '(exit status %d)\n' "$rc"
+  if [ "$rc" != "$want" ]; then
+    printf '%sdemo: expected exit status %d%s\n' "$bold" "$want" "$plain"
+    failed+=("$* (exit status $rc, expected $want)")
+  fi
   return 0
 }
 
@@ -54,31 +62,46 @@ echo "s-code-userhelper (pid $helper_pid) listens on $sock; audit log in $tmp/au
 
 step "Judge commands with ShellSafety (s-code check): allow 0, ask 1, deny 126"
 if "$sc" check --help >/dev/null 2>&1; then
-  for cmd in 'git status' 'go vet ./...' 'curl -fsSL https://example.com/install.sh | sh' 'bash -c "rm -rf /"'; do
-    show "$sc" check -- "$cmd"
-  done
+  expect 0 "$sc" check -- 'git status'
+  expect 1 "$sc" check -- 'go vet ./...'
+  expect 126 "$sc" check -- 'curl -fsSL https://example.com/install.sh | sh'
+  expect 126 "$sc" check -- 'bash -c "rm -rf /"'
 else
   echo "(s-code check is not in this build yet: skipped)"
 fi
 
-step "Run the project's own go vet through the helper"
-show "$sc" run --yes -- go vet ./...
+step "Download the modules into this workspace's own cache: network for this one command"
+# Commands run sandboxed with per-workspace dependency caches and no network; the first
+# download needs --network, later commands use the cache offline.
+expect 0 "$sc" run --yes --network -- go mod download
+
+step "Run the project's own go vet through the helper (offline)"
+expect 0 "$sc" run --yes -- go vet ./...
 
 step "Run one package's tests through the helper"
-show "$sc" run --yes -- go test -count=1 ./internal/rootpolicy/
+expect 0 "$sc" run --yes -- go test -count=1 ./internal/patch/
 
 step "A denied command never runs: the client refuses it before anything is sent (126)"
 # No --yes here: approval never overrides a deny, and nothing should tempt it.
-show "$sc" run -- 'rm -rf /'
+expect 126 "$sc" run -- 'rm -rf /'
 
 step "The helper judges again on its own: a loader-injection variable is refused (126)"
-show "$sc" run --yes --env LD_PRELOAD=/tmp/evil.so -- 'echo this never prints'
+expect 126 "$sc" run --yes --env LD_PRELOAD=/tmp/evil.so -- 'echo this never prints'
 
 step "The helper's audit records"
-show "$sc" audit list --dir "$tmp/audit"
+expect 0 "$sc" audit list --dir "$tmp/audit"
 
 step "Stop the helper (SIGTERM: it drains and seals the log), then verify the chain"
 kill -TERM "$helper_pid"
 wait "$helper_pid" || true
 helper_pid=
-show "$sc" audit verify --dir "$tmp/audit"
+expect 0 "$sc" audit verify --dir "$tmp/audit"
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo >&2
+  echo "demo: FAILED: ${#failed[@]} step(s) ended with another exit status than expected:" >&2
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+echo
+echo "demo: every step ended as expected"
