@@ -69,7 +69,7 @@ unreachable helper 125.`,
 	fl.StringVar(&f.workspace, "workspace", "", "the workspace root `DIR` (default: the working directory)")
 	fl.StringVar(&f.cwd, "cwd", "", "the `DIR` the command runs in (default: the current directory)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the command's process group after `DURATION` (default: the helper's)")
-	fl.BoolVar(&f.network, "network", false, "approve network access for this one command (the sandbox profile uses it)")
+	fl.BoolVar(&f.network, "network", false, "network access for this one command (needs a person's approval: --yes, or yes on the terminal)")
 	fl.StringVar(&f.shell, "shell", "bash", "the shell that runs the command: bash or sh")
 	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper refuses loader, shell and git injection variables)")
 	return cmd
@@ -114,20 +114,19 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 
 	// The client's own check: a deny never leaves this process.
 	v := safety.Check(command, sctx)
-	approved := f.yes
-	switch v.Decision {
-	case safety.Allow:
-	case safety.Ask:
-		if !f.yes {
-			ok, err := askApproval(streams, command, v)
-			if err != nil {
-				return err
-			}
-			approved = ok
-		}
-	default:
+	if v.Decision != safety.Allow && v.Decision != safety.Ask {
 		rule, msg := firstFinding(v, safety.Deny)
 		return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by ShellSafety: %s: %s", rule, msg)}
+	}
+	// An ask verdict, and network for the command (--network), need a person's approval:
+	// --yes, or a yes on the terminal. Without either nothing is sent.
+	approved := f.yes
+	if (v.Decision == safety.Ask || f.network) && !f.yes {
+		ok, err := askApproval(streams, command, v, f.network)
+		if err != nil {
+			return err
+		}
+		approved = ok
 	}
 
 	socket := f.socket
@@ -156,7 +155,7 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 		Env:             env,
 		TimeoutMs:       uint32(f.timeout / time.Millisecond),
 		Approved:        approved,
-		ApprovedNetwork: f.network,
+		ApprovedNetwork: f.network && approved,
 		ClientVerdict:   &helperv1.ClientVerdict{Decision: decisionProto(v.Decision), Rules: rules},
 	}
 
@@ -224,17 +223,25 @@ func absDir(dir, flag string) (string, error) {
 	return d, nil
 }
 
-// askApproval shows the verdict card and asks y/N when stdin and stderr are terminals;
-// without a terminal it refuses (exit 126) and says how to approve.
-func askApproval(streams IO, command string, v safety.Verdict) (bool, error) {
+// askApproval shows the verdict card and asks y/N when stdin and stderr are terminals (with
+// network, whether to run it with network access); without a terminal it refuses (exit 126)
+// and says how to approve.
+func askApproval(streams IO, command string, v safety.Verdict, network bool) (bool, error) {
 	in, inOK := streams.In.(*os.File)
 	errf, errOK := streams.Err.(*os.File)
 	if !inOK || !errOK || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(errf.Fd())) {
 		rule, msg := firstFinding(v, safety.Ask)
+		if v.Decision == safety.Allow {
+			rule, msg = "--network", "network access for this command needs a person's approval."
+		}
 		return false, &ExitError{Code: ExitDenied, Err: fmt.Errorf("approval required: %s: %s (no terminal to ask on; rerun with --yes to approve this one command)", rule, msg)}
 	}
 	writeVerdictCard(streams.Err, command, v, terminalWidth(streams.Err))
-	fmt.Fprint(streams.Err, "Run this command? [y/N] ")
+	if network {
+		fmt.Fprint(streams.Err, "Run this command with network access? [y/N] ")
+	} else {
+		fmt.Fprint(streams.Err, "Run this command? [y/N] ")
+	}
 	line, err := bufio.NewReader(in).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("read answer: %w", err)
