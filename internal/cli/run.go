@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/s-code-dev/s-code/internal/helperclient"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
@@ -192,6 +194,11 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 	if err != nil {
 		if execCtx.Err() != nil {
 			return &ExitError{Code: 128 + int(syscall.SIGINT), Err: errors.New("interrupted: disconnected from the helper, which kills the command")}
+		}
+		if st, ok := status.FromError(err); ok && st.Code() == codes.PermissionDenied {
+			// The helper is there and refuses this caller (peer credentials): a refusal, not
+			// a missing helper.
+			return &ExitError{Code: ExitDenied, Err: fmt.Errorf("refused by the %s helper: %s", role, oneLine(st.Message()))}
 		}
 		return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("%s helper: %w", role, err)}
 	}
