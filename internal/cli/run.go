@@ -67,7 +67,7 @@ unreachable helper 125.`,
 	fl := cmd.Flags()
 	fl.BoolVar(&f.root, "root", false, "run through the root helper (as root)")
 	fl.StringVar(&f.socket, "socket", "", "the helper's socket `PATH` (default $S_CODE_USER_SOCKET or $XDG_RUNTIME_DIR/s-code/user.sock; with --root $S_CODE_ROOT_SOCKET or /run/s-code/root.sock)")
-	fl.BoolVar(&f.yes, "yes", false, "approve this one command if ShellSafety asks")
+	fl.BoolVar(&f.yes, "yes", false, "approve this one command: an ask verdict, and network with --network")
 	fl.StringVar(&f.workspace, "workspace", "", "the workspace root `DIR` (default: the working directory)")
 	fl.StringVar(&f.cwd, "cwd", "", "the `DIR` the command runs in (default: the current directory)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the command's process group after `DURATION` (default: the helper's)")
