@@ -200,6 +200,10 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 			// a missing helper.
 			return &ExitError{Code: ExitDenied, Err: fmt.Errorf("refused by the %s helper: %s", role, oneLine(st.Message()))}
 		}
+		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+			// Connected, then lost: the helper died or was stopped while the command ran.
+			return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("lost the connection to the %s helper while the command ran (%s): its exit status is unknown; see the helper's log and `s-code audit list`", role, oneLine(st.Message()))}
+		}
 		return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("%s helper: %w", role, err)}
 	}
 	if d := res.Denied; d != nil {
