@@ -115,7 +115,8 @@ ifeq ($(INSTALL_SYSTEMD),yes)
 	  if command -v systemd-sysusers >/dev/null; then systemd-sysusers $(SYSUSERSDIR)/s-code.conf; \
 	  else groupadd --system s-code; fi && echo "created the group s-code"; fi
 	@echo "next: systemctl daemon-reload; systemctl --user enable --now s-code-userhelper.socket;"
-	@echo "      as root, name the admitted users in $(SYSCONFDIR)/s-code/roothelper.toml, then"
+	@echo "      as root, name the admitted users in $(SYSCONFDIR)/s-code/roothelper.toml, add them to"
+	@echo "      the group s-code (it opens /run/s-code/root.sock), then"
 	@echo "      systemctl enable --now s-code-roothelper.socket"
 endif
 ifeq ($(INSTALL_LAUNCHD),yes)
