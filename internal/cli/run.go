@@ -48,16 +48,20 @@ func newRunCmd(streams IO) *cobra.Command {
 		Long: `Run judges COMMAND with ShellSafety, then sends it to the user helper (or with --root to the
 root helper), which authenticates this process from the kernel, judges it again and runs it.
 
-A deny verdict exits 126 and sends nothing. An ask verdict needs a person: on a terminal
-s-code shows the verdict card and asks; otherwise only --yes approves this one command.
+A deny verdict exits 126 and sends nothing. An ask verdict, and network (--network), need a
+person: on a terminal s-code shows the verdict card and asks; otherwise only --yes approves
+this one command. A helper that refuses the caller exits 126.
 Output streams back; SIGINT and SIGTERM are forwarded to the command's process group; the exit
 status is the command's own (128+N for signal N). A helper's denial exits 126, an
 unreachable helper 125.`,
 		Example: `  s-code run -- go vet ./...
   s-code run --yes --timeout 5m -- 'make test'
   s-code run --root -- systemctl restart nginx`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return usagef("missing command: give it after --, e.g. s-code run -- go vet ./...")
+			}
 			if cmd.ArgsLenAtDash() != 0 {
 				return usagef("put the command after --, e.g. s-code run -- %s", strings.Join(args, " "))
 			}
