@@ -236,6 +236,13 @@ func (c *Client) Exec(ctx context.Context, start *helperv1.ExecStart, s Streams)
 		return st.Send(m)
 	}
 	if err := send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: start}}); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The helper ended the stream first (say, it refused the caller): the reason is
+			// its status, which only Recv returns (grpc.ClientStream.SendMsg).
+			if _, rerr := st.Recv(); rerr != nil && !errors.Is(rerr, io.EOF) {
+				return nil, rerr
+			}
+		}
 		return nil, err
 	}
 	// Input flows only once the command runs; a denied command reads none of it.
