@@ -189,8 +189,11 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 				return nil
 			}
 			seals := "seals not checked (no --key)"
-			if rep.SealsChecked {
+			switch {
+			case rep.SealsChecked:
 				seals = "seals checked with the key"
+			case opts.Key != nil:
+				seals = "seals not checked: verification stopped at the first bad record"
 			}
 			if !rep.Whole {
 				fmt.Fprintf(streams.Out, "audit log %s: NOT WHOLE\n", audit.Escape(dir))
