@@ -79,7 +79,7 @@ type NoHelperError struct {
 func (e *NoHelperError) Error() string {
 	hint := "start one with `s-code-userhelper --listen " + e.Socket + "` or `systemctl --user start s-code-userhelper.socket`"
 	if e.Role == Root {
-		hint = "start it with `sudo systemctl start s-code-roothelper.socket` (or `sudo s-code-roothelper --listen " + e.Socket + "`)"
+		hint = "start it with `sudo systemctl start s-code-roothelper.socket` (or `sudo s-code-roothelper --listen " + e.Socket + " --policy FILE`; its policy, by default /etc/s-code/roothelper.toml from `make install`, must name you)"
 	}
 	if e.Socket == "" {
 		return fmt.Sprintf("no %s helper: %v", e.Role, e.Err)

@@ -86,7 +86,7 @@ func TestDialNoHelper(t *testing.T) {
 		})
 	}
 	_, err = helperclient.Dial(context.Background(), helperclient.Root, filepath.Join(dir, "none.sock"))
-	if err == nil || !strings.Contains(err.Error(), "s-code-roothelper") {
+	if err == nil || !strings.Contains(err.Error(), "s-code-roothelper") || !strings.Contains(err.Error(), "roothelper.toml") {
 		t.Fatalf("Dial root = %v", err)
 	}
 }
