@@ -39,8 +39,9 @@ lint: deps ## gofmt, go vet (linux and darwin)
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 
-bench: deps ## run the benchmarks and print their figures
+bench: deps ## run the benchmarks and print their figures (ShellSafety's corpus figures again on one core)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench Corpus -benchmem -cpu 1 ./safety/
 
 demo: build ## the main job: a user helper on a private socket runs go vet and tests, refuses, audits
 	@./scripts/demo.sh

@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=()
 need() { command -v "$1" >/dev/null 2>&1 || pkgs+=("$2"); }
 need git git
-need bash bash
+need bash bash # safety: TestArgvMatchesBash
+need dash dash # safety: TestArgvMatchesDash
 need protoc protobuf-compiler # make check-proto: the committed proto/ Go code is current
 need make make # deploy: make install/uninstall into a DESTDIR
 need systemd-socket-activate systemd # internal/listener: TestSystemdSocketActivate

@@ -76,6 +76,7 @@ and inspects Git through a hardened host git.`,
 		newReadCmd(streams),
 		newPatchCmd(streams),
 		newUndoCmd(streams),
+		newCheckCmd(streams),
 		newGitCmd(streams),
 		newRunCmd(streams),
 	)
