@@ -61,7 +61,10 @@ else
   echo "(s-code check is not in this build yet: skipped)"
 fi
 
-step "Run the project's own go vet through the helper"
+step "An allowed command runs without asking anyone"
+show "$sc" run -- git log --oneline -3
+
+step "Run the project's own go vet through the helper (ShellSafety asks: --yes approves this one command)"
 show "$sc" run --yes -- go vet ./...
 
 step "Run one package's tests through the helper"
@@ -77,8 +80,9 @@ show "$sc" run --yes --env LD_PRELOAD=/tmp/evil.so -- 'echo this never prints'
 step "The helper's audit records"
 show "$sc" audit list --dir "$tmp/audit"
 
-step "Stop the helper (SIGTERM: it drains and seals the log), then verify the chain"
+step "Stop the helper (SIGTERM: it drains and seals the log), then verify the chain and its seals"
 kill -TERM "$helper_pid"
 wait "$helper_pid" || true
 helper_pid=
-show "$sc" audit verify --dir "$tmp/audit"
+# verify.key (K_0) is written once, beside a new log; a real deployment moves it off the machine.
+show "$sc" audit verify --dir "$tmp/audit" --key "$tmp/audit/verify.key"

@@ -36,6 +36,8 @@ const (
 	RuleInvalidRequest   = "request.invalid"    // a malformed request
 	RuleDirNotAllowed    = "request.dir"        // cwd or workspace missing or not the peer's
 	RuleRunnerFailed     = "runner.unavailable" // the runner (sandbox) could not build the command
+	RulePeerNotAdmitted  = "peer.not-admitted"  // a caller the helper does not admit (refused record)
+	RulePeerUnknown      = "peer.unknown"       // peer credentials could not be read (refused record)
 	ruleSafetyDeny       = "safety.deny"        // a deny verdict without findings
 )
 
@@ -126,7 +128,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	if denial != nil {
 		d := base
 		d.Kind = audit.KindDenied
-		d.Verdict = summary(verdict)
+		d.Verdict = denialSummary(denial.GetRule(), verdict)
 		d.Reason = denial.GetRule() + ": " + denial.GetReason()
 		s.audit(ctx, &d, false)
 		log.Info("denied", zap.String("rule", denial.GetRule()), zap.String("reason", denial.GetReason()))
@@ -137,11 +139,13 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	st.Kind = audit.KindStart
 	st.Verdict = summary(verdict)
 	if !s.audit(ctx, &st, true) {
+		denial := &helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper could not write the start record durably, so the command did not run"}
 		d := base
 		d.Kind = audit.KindDenied
-		d.Reason = RuleAuditUnavailable
+		d.Verdict = denialSummary(denial.GetRule(), verdict)
+		d.Reason = denial.GetRule() + ": " + denial.GetReason()
 		s.audit(ctx, &d, false)
-		return out.deny(&helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper could not write the start record durably, so the command did not run"})
+		return out.deny(denial)
 	}
 
 	timeout := s.timeout(start.GetTimeoutMs())
@@ -154,6 +158,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	if err != nil {
 		x := base
 		x.Kind = audit.KindExit
+		x.Verdict = summary(verdict)
 		x.Reason = "start failed: " + err.Error()
 		s.audit(ctx, &x, false)
 		log.Error("start failed", zap.Error(err))
@@ -172,6 +177,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 
 	x := base
 	x.Kind = audit.KindExit
+	x.Verdict = summary(verdict)
 	x.Duration = r.Duration.Seconds()
 	x.Stdout, x.Stderr = r.StdoutBytes, r.StderrBytes
 	ev := &helperv1.Exited{Duration: durationpb.New(r.Duration), TimedOut: r.TimedOut, StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes}

@@ -126,7 +126,8 @@ func TestOtherUIDRefused(t *testing.T) {
 					t.Fatalf("client output %q", out)
 				}
 				r, ok := aud.find(audit.KindRefused, "")
-				if !ok || r.Peer == nil || r.Peer.UID != 65534 || r.Peer.PID == 0 || !strings.Contains(r.Reason, "Status") {
+				if !ok || r.Peer == nil || r.Peer.UID != 65534 || r.Peer.PID == 0 || !strings.Contains(r.Reason, "Status") ||
+					audit.Decision(&r) != "deny" || audit.Rules(&r)[0] != helperd.RulePeerNotAdmitted {
 					t.Fatalf("refused record %+v", r)
 				}
 				if _, ran := aud.find(audit.KindRequest, ""); ran {
@@ -180,7 +181,7 @@ func TestUnreadableCredsRefusedAndAudited(t *testing.T) {
 		t.Fatal("a call without peer credentials succeeded")
 	}
 	r, ok := aud.find(audit.KindRefused, "")
-	if !ok || r.Peer != nil || !strings.Contains(r.Reason, "peer credentials") {
+	if !ok || r.Peer != nil || !strings.Contains(r.Reason, "peer credentials") || audit.Decision(&r) != "deny" || audit.Rules(&r)[0] != helperd.RulePeerUnknown {
 		t.Fatalf("refused record %+v (found %v)", r, ok)
 	}
 	if _, ran := aud.find(audit.KindRequest, ""); ran {
