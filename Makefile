@@ -22,7 +22,7 @@ deps: ## download the Go modules the build needs
 
 # Each binary and the cmd directory of its main package. A helper whose cmd directory is not
 # in the tree (yet) is skipped by build and install.
-CMDS := s-code=agent s-code-userhelper=userhelper s-code-roothelper=roothelper
+CMDS := s-code=agent s-code-sandbox=sandbox s-code-userhelper=userhelper s-code-roothelper=roothelper
 
 build: deps ## build the binaries into ./bin (s-code and, where present, the helpers)
 	@mkdir -p $(BIN)

@@ -33,6 +33,7 @@ func repoRoot(t *testing.T) string {
 // binaries maps each binary to its cmd directory, as CMDS in the Makefile does.
 var binaries = []struct{ name, cmd string }{
 	{"s-code", "agent"},
+	{"s-code-sandbox", "sandbox"},
 	{"s-code-userhelper", "userhelper"},
 	{"s-code-roothelper", "roothelper"},
 }

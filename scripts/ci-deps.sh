@@ -12,6 +12,7 @@ need make make # deploy: make install/uninstall into a DESTDIR
 need systemd-socket-activate systemd # internal/listener: TestSystemdSocketActivate
 need systemd-analyze systemd # deploy: TestSystemdAnalyzeVerify on every unit
 need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (tomllib)
+need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"

@@ -19,7 +19,12 @@ var forbidden = []string{
 	"github.com/s-code-dev/s-code/internal/rootpolicy",
 	"github.com/s-code-dev/s-code/internal/listener",
 	"github.com/s-code-dev/s-code/internal/sdnotify",
-	"github.com/s-code-dev/s-code/internal/sandbox",
+	// The sandbox launcher and the libraries that apply Landlock and seccomp. The client may
+	// link internal/sandbox itself: it computes and shows sandbox profiles and execs the
+	// launcher binary, s-code-sandbox, without applying anything.
+	"github.com/s-code-dev/s-code/internal/sandbox/launch",
+	"github.com/landlock-lsm/go-landlock",
+	"github.com/elastic/go-seccomp-bpf",
 }
 
 // forbiddenExact lists packages forbidden themselves but not their subpackages: the gRPC

@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/s-code-dev/s-code/internal/daemon"
+	"github.com/s-code-dev/s-code/internal/sandbox/launch"
 )
 
 // userhelperMain is s-code-userhelper inside the test binary, so scripts can start a real
@@ -32,6 +33,19 @@ func userhelperMain() int {
 	}
 	fmt.Fprintf(os.Stderr, "s-code-userhelper: %v\n", err)
 	return 1
+}
+
+// sandboxMain is s-code-sandbox inside the test binary: the user helper started by the
+// scripts finds it next to its executable and runs every command through it. Only the test
+// binary links the launcher.
+func sandboxMain() int {
+	err := launch.Run(os.Args[1:], os.Stderr)
+	fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
+	var ee *launch.ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return launch.ExitCannotRun
 }
 
 // cmdWaitSock waits up to 10 seconds until a Unix socket accepts connections:

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/s-code-dev/s-code/internal/sandbox"
 )
 
 // TestMain lets testscript run this test binary as the real `s-code` command.
@@ -12,6 +15,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"s-code":            func() { os.Exit(run()) },
 		"s-code-userhelper": func() { os.Exit(userhelperMain()) },
+		"s-code-sandbox":    func() { os.Exit(sandboxMain()) },
 	})
 }
 
@@ -21,13 +25,28 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile},
+		// [landlock]: this kernel can confine commands (the sandbox checks need it).
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return sandbox.ProbeFeatures().Confines(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			env.Setenv("XDG_RUNTIME_DIR", env.WorkDir+"/run")
+			// The sandbox's dependency caches must lie outside the workspace, and scripts use
+			// $WORK as their workspace.
+			cache, err := os.MkdirTemp("", "s-code-tool-cache-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(cache) })
+			env.Setenv("S_CODE_TOOL_CACHE_DIR", cache)
 			return nil
 		},
 	})

@@ -79,6 +79,7 @@ and inspects Git through a hardened host git.`,
 		newCheckCmd(streams),
 		newGitCmd(streams),
 		newRunCmd(streams),
+		newSandboxCmd(streams),
 	)
 	return root
 }

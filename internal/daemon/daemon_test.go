@@ -21,6 +21,8 @@ import (
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperclient"
 	"github.com/s-code-dev/s-code/internal/rootpolicy"
+	"github.com/s-code-dev/s-code/internal/sandbox"
+	"github.com/s-code-dev/s-code/internal/sandbox/launch"
 	"github.com/s-code-dev/s-code/internal/testenv"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 )
@@ -28,6 +30,19 @@ import (
 // TestMain lets the test binary run RunRoot in a child process (as another uid):
 // DAEMON_TEST_RUNROOT=1 runs it with the remaining arguments and prints the error.
 func TestMain(m *testing.M) {
+	// The test binary is also the sandbox launcher the user helper starts for each command.
+	if len(os.Args) > 1 && os.Args[1] == "--profile-json" {
+		err := launch.Run(os.Args[1:], os.Stderr)
+		fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
+		var ee *launch.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.Code)
+		}
+		os.Exit(launch.ExitCannotRun)
+	}
+	if sock := os.Getenv(dialProbeEnv); sock != "" {
+		os.Exit(dialProbe(sock))
+	}
 	if os.Getenv("DAEMON_TEST_RUNROOT") == "1" {
 		err := daemon.RunRoot(context.Background(), os.Args[2:], os.Stdout, os.Stderr)
 		fmt.Printf("err=%v notroot=%v\n", err, errors.Is(err, daemon.ErrNotRoot))
@@ -78,6 +93,11 @@ func waitSocket(t *testing.T, sock string, done <-chan error) {
 // recorded, the chain whole and sealed.
 func TestRunUserLifecycle(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("S_CODE_TOOL_CACHE_DIR", t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	sock := filepath.Join(dir, "run", "user.sock")
 	auditDir := filepath.Join(dir, "audit")
 	ctx, stop := context.WithCancel(context.Background())
@@ -85,7 +105,7 @@ func TestRunUserLifecycle(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.RunUser(ctx, []string{"--listen", sock, "--audit-dir", auditDir, "--drain", "200ms", "--kill-grace", "200ms"}, &logs, &logs)
+		done <- daemon.RunUser(ctx, []string{"--listen", sock, "--audit-dir", auditDir, "--drain", "200ms", "--kill-grace", "200ms", "--sandbox-launcher", self}, &logs, &logs)
 	}()
 	waitSocket(t, sock, done)
 	fi, err := os.Stat(sock)
@@ -187,6 +207,7 @@ func TestRunUserFlags(t *testing.T) {
 		{"argument", []string{"extra"}},
 		{"relative-path", []string{"--path", "bin:/usr/bin"}},
 		{"log-level", []string{"--log-level", "loud"}},
+		{"relative-sandbox-launcher", []string{"--sandbox-launcher", "bin/s-code-sandbox"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,9 +222,18 @@ func TestRunUserFlags(t *testing.T) {
 	if err := daemon.RunUser(context.Background(), []string{"--version"}, &out, &out); err != nil || !strings.HasPrefix(out.String(), "s-code-userhelper ") {
 		t.Fatalf("--version: %v %q", err, out.String())
 	}
+	// No sandbox launcher: the user helper does not start (it never runs commands unconfined).
+	t.Setenv("PATH", t.TempDir())
+	if err := daemon.RunUser(context.Background(), []string{"--audit-dir", t.TempDir()}, &out, &out); !errors.Is(err, sandbox.ErrLauncherMissing) {
+		t.Fatalf("RunUser without s-code-sandbox = %v, want ErrLauncherMissing", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// No socket activation and no --listen: a clear error, nothing served.
 	t.Setenv("LISTEN_FDS", "")
-	err := daemon.RunUser(context.Background(), []string{"--audit-dir", t.TempDir()}, &out, &out)
+	err = daemon.RunUser(context.Background(), []string{"--audit-dir", t.TempDir(), "--sandbox-launcher", self}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "--listen") {
 		t.Fatalf("RunUser without a listener = %v", err)
 	}
@@ -278,6 +308,11 @@ func TestRunRootServes(t *testing.T) {
 // policy file others could write.
 func TestRunUserPolicy(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("S_CODE_TOOL_CACHE_DIR", t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	policy := filepath.Join(dir, "policy.toml")
 	os.WriteFile(policy, []byte("[[rule]]\nid = \"no-cowsay\"\nmatch = [\"cowsay\", \"*\"]\ndecision = \"deny\"\nmessage = \"No cows.\"\n"), 0o600)
 	sock := filepath.Join(dir, "run", "user.sock")
@@ -286,7 +321,7 @@ func TestRunUserPolicy(t *testing.T) {
 	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- daemon.RunUser(ctx, []string{"--listen", sock, "--audit-dir", filepath.Join(dir, "audit"), "--policy", policy}, &logs, &logs)
+		done <- daemon.RunUser(ctx, []string{"--listen", sock, "--audit-dir", filepath.Join(dir, "audit"), "--policy", policy, "--sandbox-launcher", self}, &logs, &logs)
 	}()
 	waitSocket(t, sock, done)
 	c, err := helperclient.Dial(ctx, helperclient.User, sock)
@@ -302,7 +337,7 @@ func TestRunUserPolicy(t *testing.T) {
 	<-done
 
 	os.Chmod(policy, 0o666)
-	err = daemon.RunUser(context.Background(), []string{"--listen", filepath.Join(dir, "x.sock"), "--audit-dir", filepath.Join(dir, "audit2"), "--policy", policy}, &logs, &logs)
+	err = daemon.RunUser(context.Background(), []string{"--listen", filepath.Join(dir, "x.sock"), "--audit-dir", filepath.Join(dir, "audit2"), "--policy", policy, "--sandbox-launcher", self}, &logs, &logs)
 	var ue *daemon.UnsafePolicyError
 	if !errors.As(err, &ue) {
 		t.Fatalf("a world-writable policy: %v", err)

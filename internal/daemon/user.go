@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
@@ -31,6 +33,7 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	killGrace := fs.Duration("kill-grace", execrun.DefaultKillGrace, "time between SIGTERM and SIGKILL for a command's process group")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running commands may finish before they are killed")
 	policyFile := fs.String("policy", "", "extra ShellSafety rules: a policy `FILE` (docs/policy.md) owned by you or root and not writable by group or others")
+	launcher := fs.String("sandbox-launcher", "", "the s-code-sandbox `PATH` every command runs through (default: next to this executable, else on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: s-code-userhelper [--listen PATH] [flags]\n\nThe S-Code user helper: runs the commands s-code sends it, for its own user only.\n\n")
 		fs.PrintDefaults()
@@ -60,6 +63,11 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
+	runner, gate, features, err := newSandbox(*launcher)
+	if err != nil {
+		return err
+	}
+	log.Info("sandbox", zap.String("kernel_features", features.Describe()), zap.Bool("confined", features.Confines()))
 	uid := uint32(os.Geteuid())
 	var pol *safety.Policy
 	summary := fmt.Sprintf("uid %d only", uid)
@@ -77,8 +85,9 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		log:      log,
 		cfg: helperd.Config{
 			Role:             safety.RoleUser,
-			Authorize:        helperd.SameUID(uid),
-			Runner:           execrun.Plain{},
+			Authorize:        refuseConfined(helperd.SameUID(uid)),
+			Runner:           runner,
+			Gate:             gate,
 			Policy:           pol,
 			PolicySummary:    summary,
 			Path:             *path,

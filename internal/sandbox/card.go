@@ -1,0 +1,114 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// limits are the known limits of the Linux profile, printed on the card (docs/sandbox.md
+// explains them).
+var limits = []string{
+	"Landlock is an allow-list: the workspace root itself is read-only and each top-level entry except the protected ones is writable, so new top-level files and directories cannot be created, and top-level entries cannot be removed or renamed (create them before, e.g. mkdir target)",
+	"the same holds one level down in .git: existing subdirectories (objects, refs) are writable, new entries in .git itself (index.lock) are not, so git add and commit fail inside the sandbox",
+	"with network off no Internet socket can be opened at all, also not on loopback",
+	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name (a helper must refuse confined peers, see ProcessConfined)",
+}
+
+// Card is the sandbox profile card: the profile, the kernel features found, and the network
+// request of a command (if any). Its JSON form is the --json output of s-code sandbox.
+type Card struct {
+	Profile  Profile  `json:"profile"`
+	Features Features `json:"features"`
+	// Confined reports whether the command will run confined; when false, Reason says why
+	// and a person must approve.
+	Confined bool   `json:"confined"`
+	Reason   string `json:"reason,omitempty"`
+	// Command is the command to run, empty when only the profile is shown.
+	Command []string `json:"command,omitempty"`
+	// Limits are the known limits of the profile on this system.
+	Limits []string `json:"limits"`
+}
+
+// NewCard returns the card for p on a machine with features f, for command (nil when only
+// the profile is shown).
+func NewCard(p Profile, f Features, command []string) Card {
+	c := Card{Profile: p, Features: f, Confined: f.Confines(), Reason: f.Problem, Command: command, Limits: []string{}}
+	if f.OS == "linux" {
+		c.Limits = slices.Clone(limits)
+	}
+	return c
+}
+
+// Write prints the card as text to w.
+func (c Card) Write(w io.Writer) error {
+	var b strings.Builder
+	p := c.Profile
+	fmt.Fprintf(&b, "sandbox profile for %s\n", p.Workspace)
+	list := func(title string, items []string) {
+		fmt.Fprintf(&b, "  %s:\n", title)
+		if len(items) == 0 {
+			b.WriteString("    (none)\n")
+		}
+		for _, it := range items {
+			fmt.Fprintf(&b, "    %s\n", it)
+		}
+	}
+	list("writable roots", p.WritableRoots)
+	list("read-only roots", p.ReadOnlyRoots)
+	list("devices (read, write)", p.Devices)
+	list("denied paths (no read, no write)", p.DeniedPaths)
+	list("protected paths (read-only inside the workspace)", p.ProtectedPaths)
+	if p.Network {
+		b.WriteString("  network: on (approved for this command)\n")
+	} else {
+		b.WriteString("  network: off (Internet, packet and raw sockets refused)\n")
+	}
+	b.WriteString("  caches:\n")
+	for _, k := range p.Caches {
+		fmt.Fprintf(&b, "    %-5s %s=%s\n", k.Tool, k.Var, k.Path)
+	}
+	b.WriteString("  environment changes:\n")
+	for _, s := range p.Env.Set {
+		fmt.Fprintf(&b, "    set   %s=%s\n", s.Name, s.Value)
+	}
+	for _, u := range p.Env.Unset {
+		fmt.Fprintf(&b, "    unset %s\n", u)
+	}
+	fmt.Fprintf(&b, "  kernel features: %s\n", c.Features.Describe())
+	if c.Confined {
+		b.WriteString("  confinement: yes\n")
+	} else {
+		fmt.Fprintf(&b, "  confinement: NO: %s\n", c.Reason)
+	}
+	if len(c.Limits) > 0 {
+		list("limits", c.Limits)
+	}
+	if len(c.Command) > 0 {
+		fmt.Fprintf(&b, "command: %s\n", strings.Join(quoteArgs(c.Command), " "))
+		if p.Network {
+			b.WriteString("network request: this command asks for network access\n")
+		} else {
+			b.WriteString("network request: none\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// quoteArgs quotes the words of argv that a shell would split or expand.
+func quoteArgs(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`;&|<>*?()[]{}#~!") {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}
+
+// Limits returns the known limits of the Linux profile printed on the card (a fresh copy).
+func Limits() []string { return slices.Clone(limits) }

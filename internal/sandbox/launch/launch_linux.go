@@ -1,0 +1,298 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/s-code-dev/s-code/internal/sandbox"
+)
+
+// Exec confines the calling process to p and execs argv with env; it returns only on
+// failure. The steps, all on one locked OS thread that then calls execve(2), so that no
+// other thread of the Go runtime matters:
+//
+//  1. find argv[0] on the PATH of env;
+//  2. build the Landlock ruleset from the profile (before any restriction, so the walk of
+//     the granted roots can read them);
+//  3. drop every capability from the bounding, inheritable and ambient sets, so that a
+//     command run as root gets no capabilities back at execve (capabilities(7));
+//  4. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
+//  5. enforce Landlock (landlock_restrict_self(2));
+//  6. load the seccomp filters (seccomp(2)), see seccompFilters;
+//  7. execve(2).
+//
+// A kernel without Landlock or seccomp fails with ErrUnconfined unless p.AllowUnconfined;
+// then the command runs with whatever of the two exists.
+func Exec(p sandbox.Profile, argv, env []string) error {
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return &ExitError{ExitNotFound, err}
+	}
+	f := sandbox.ProbeFeatures()
+	if !f.Confines() && !p.AllowUnconfined {
+		return &ExitError{ExitCannotRun, fmt.Errorf("%w: %s", ErrUnconfined, f.Problem)}
+	}
+
+	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
+
+	rulesetFD := -1
+	if f.LandlockABI > 0 {
+		rulesetFD, err = buildRuleset(p, f.LandlockABI)
+		if err != nil {
+			return &ExitError{ExitCannotRun, err}
+		}
+	}
+	if err := dropCapabilities(); err != nil {
+		return &ExitError{ExitCannotRun, err}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return &ExitError{ExitCannotRun, fmt.Errorf("prctl PR_SET_NO_NEW_PRIVS: %w", err)}
+	}
+	if rulesetFD >= 0 {
+		err := ll.LandlockRestrictSelf(rulesetFD, 0)
+		unix.Close(rulesetFD)
+		if err != nil {
+			return &ExitError{ExitCannotRun, fmt.Errorf("landlock_restrict_self: %w", err)}
+		}
+	}
+	if f.Seccomp {
+		if err := loadSeccomp(p.Network); err != nil {
+			return &ExitError{ExitCannotRun, err}
+		}
+	}
+	err = syscall.Exec(path, argv, env)
+	code := ExitCannotRun
+	if errors.Is(err, syscall.ENOENT) {
+		code = ExitNotFound
+	}
+	return &ExitError{code, fmt.Errorf("execve %s: %w", path, err)}
+}
+
+// lookPath finds file on the PATH of env (not of the launcher's own environment, which is
+// the same when started by sandbox.Command, but need not be).
+func lookPath(file string, env []string) (string, error) {
+	if strings.Contains(file, "/") {
+		return file, nil
+	}
+	pathVar := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathVar = v
+		}
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
+}
+
+// landlockPresets are go-landlock's configurations for ABI 1, 2, …; index ABI-1.
+var landlockPresets = []landlock.Config{
+	landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5, landlock.V6,
+	landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11,
+}
+
+// Landlock access rights used by the rules (landlock(7)).
+const (
+	rightsRead     = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	rightsFileOnly = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+	rightsWriteDir = rightsRead | ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeBlock | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
+	rightsDevice   = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSReadDir | ll.AccessFSIoctlDev
+	rightsSplitDir = ll.AccessFSReadDir
+	maxWalkEntries = 20000
+)
+
+// handledFor returns the configuration for the kernel's ABI, network handled only when
+// network is off: with no TCP (and, from ABI 10, UDP) port rules, every bind and connect is
+// refused.
+func handledFor(abi int, network bool) ll.RulesetAttr {
+	if abi > len(landlockPresets) {
+		abi = len(landlockPresets)
+	}
+	c := landlockPresets[abi-1]
+	attr := ll.RulesetAttr{HandledAccessFS: uint64(c.HandledAccessFS), Scoped: uint64(c.Scoped)}
+	if !network {
+		attr.HandledAccessNet = uint64(c.HandledAccessNet)
+	}
+	return attr
+}
+
+// buildRuleset creates the Landlock ruleset for p and returns its file descriptor.
+func buildRuleset(p sandbox.Profile, abi int) (int, error) {
+	attr := handledFor(abi, p.Network)
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	w := walker{ruleset: fd, handled: attr.HandledAccessFS}
+	for _, e := range plan(p) {
+		if e.access == accessNone {
+			continue
+		}
+		if err := w.addRoot(e); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
+}
+
+// walker adds the rules of one plan entry: the entry's path when nothing of another entry
+// lies beneath it, else read_dir on it and, one by one, each of its children that is not a
+// hole, recursively. Children are opened relative to their parent with O_NOFOLLOW and
+// symbolic links are skipped, so a link planted in the workspace never extends a grant to
+// its target, and no path is resolved twice.
+type walker struct {
+	ruleset int
+	handled uint64
+	entries int
+}
+
+func (w *walker) addRoot(e entry) error {
+	fd, err := unix.Open(e.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
+			return nil // a root that does not exist, or that this user cannot reach, grants nothing
+		}
+		return fmt.Errorf("open %s: %w", e.path, err)
+	}
+	defer unix.Close(fd)
+	return w.walk(fd, e.path, e)
+}
+
+func (w *walker) walk(fd int, path string, e entry) error {
+	w.entries++
+	if w.entries > maxWalkEntries {
+		return fmt.Errorf("sandbox rules: more than %d entries to grant around the protected and denied paths under %s", maxWalkEntries, e.path)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("fstat %s: %w", path, err)
+	}
+	mode := st.Mode & unix.S_IFMT
+	if mode == unix.S_IFLNK {
+		return nil
+	}
+	isDir := mode == unix.S_IFDIR
+	if !isDir || !holeBeneath(e.holes, path) {
+		return w.rule(fd, path, rightsFor(e.access, isDir, holeBeneath(e.holes, path)))
+	}
+	if err := w.rule(fd, path, rightsSplitDir); err != nil {
+		return err
+	}
+	dfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	dir := os.NewFile(uintptr(dfd), path)
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return fmt.Errorf("read directory %s: %w", path, err)
+	}
+	for _, name := range names {
+		child := filepath.Join(path, name)
+		if holeAt(e.holes, child) {
+			continue
+		}
+		cfd, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed since the listing
+			}
+			return fmt.Errorf("open %s: %w", child, err)
+		}
+		err = w.walk(cfd, child, e)
+		unix.Close(cfd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rightsFor returns the Landlock rights for an entry of access a on a directory or a file.
+// A non-directory that should have been split (a hole beneath a file) stays read-only.
+func rightsFor(a access, isDir, split bool) uint64 {
+	var r uint64
+	switch a {
+	case accessRead:
+		r = rightsRead
+	case accessDevice:
+		r = rightsDevice
+	case accessWrite:
+		r = rightsWriteDir
+		if split {
+			r = rightsRead
+		}
+	}
+	if !isDir {
+		r &= rightsFileOnly
+	}
+	return r
+}
+
+func (w *walker) rule(fd int, path string, rights uint64) error {
+	rights &= w.handled
+	if rights == 0 {
+		return nil
+	}
+	attr := ll.PathBeneathAttr{ParentFd: fd, AllowedAccess: rights}
+	if err := ll.LandlockAddPathBeneathRule(w.ruleset, &attr, 0); err != nil {
+		return fmt.Errorf("landlock_add_rule %s: %w", path, err)
+	}
+	return nil
+}
+
+// dropCapabilities clears the ambient and inheritable capability sets and, when the process
+// may (CAP_SETPCAP, as root), the bounding set, so that execve(2) grants no capability even
+// to uid 0 (capabilities(7), "Transformation of capabilities during execve()").
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("prctl PR_CAP_AMBIENT_CLEAR_ALL: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capget: %w", err)
+	}
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		for c := 0; c < 64; c++ {
+			in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+			if errors.Is(err, unix.EINVAL) {
+				break // past the last capability this kernel knows
+			}
+			if err != nil {
+				return fmt.Errorf("prctl PR_CAPBSET_READ %d: %w", c, err)
+			}
+			if in == 1 {
+				if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+					return fmt.Errorf("prctl PR_CAPBSET_DROP %d: %w", c, err)
+				}
+			}
+		}
+	}
+	if data[0].Inheritable != 0 || data[1].Inheritable != 0 {
+		data[0].Inheritable, data[1].Inheritable = 0, 0
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			return fmt.Errorf("capset: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Runner builds the commands a helper runs, each under the sandbox profile of its workspace.
+// It is the user helper's hook for starting a child: an adapter to the helper's runner
+// interface passes each command's workspace, working directory, network approval, program
+// and environment to Command.
+type Runner struct {
+	// Launcher is the absolute path of s-code-sandbox (see FindLauncher).
+	Launcher string
+	// Getenv reads the helper's own environment (os.Getenv); variables that the command's
+	// environment lacks (HOME, XDG_CACHE_HOME, S_CODE_TOOL_CACHE_DIR, PATH) are read here.
+	Getenv func(string) string
+	// AllowUnconfined lets the launcher run a command on a machine that cannot confine it.
+	// Set it only when every verdict is gated by GateVerdict, so that on such a machine each
+	// command reaching the runner was approved by a person who saw why.
+	AllowUnconfined bool
+}
+
+// Command returns the exec.Cmd that runs path with args (args[0] is the program name) in
+// dir, confined to the profile of workspace with network on only when network is true (a
+// person approved it for this one command). env is the command's complete environment; the
+// profile's changes are applied to it. On a kernel without Landlock the launcher refuses
+// (exit 126) unless r.AllowUnconfined. It fails when the launcher is not absolute, path
+// or dir is not absolute, dir lies outside the workspace, or the profile cannot be computed.
+func (r Runner) Command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, error) {
+	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
+	}
+	if len(args) == 0 {
+		return nil, errors.New("sandbox runner: empty argv")
+	}
+	getenv := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		if r.Getenv != nil {
+			return r.Getenv(k)
+		}
+		return ""
+	}
+	p, err := ForWorkspace(getenv, workspace, network)
+	if err != nil {
+		return nil, err
+	}
+	p.AllowUnconfined = r.AllowUnconfined
+	cdir, err := Canonical(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !within(p.Workspace, cdir) {
+		return nil, fmt.Errorf("sandbox runner: directory %s lies outside the workspace %s", cdir, p.Workspace)
+	}
+	argv := append([]string{path}, args[1:]...)
+	cmd, err := Command(ctx, r.Launcher, p, argv, env)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Dir = cdir
+	return cmd, nil
+}
