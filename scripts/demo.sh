@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The main job, end to end, on this repository: start a user helper on a private socket in a
 # temporary directory (no root, no systemd), judge commands with s-code check, run the
-# project's own `go vet ./...` and one package's tests through the helper, show a denied
-# command and its exit status 126, then list the helper's audit records and verify the chain.
-# Everything it starts or writes is removed on exit. `make demo` builds the binaries first.
+# project's own `go vet ./...` and one package's tests through the helper (each command in the
+# sandbox of this workspace; the module download is the one command approved for network),
+# show a denied command and its exit status 126, then list the helper's audit records and
+# verify the chain and its seals. The helper, its socket and its audit log are removed on exit
+# (the workspace's private Go caches stay under ~/.cache/s-code/tool-dependencies, so a second
+# run is fast). `make demo` builds the binaries first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/bin
@@ -64,11 +67,16 @@ fi
 step "An allowed command runs without asking anyone"
 show "$sc" run -- git log --oneline -3
 
+step "Fetch the modules into this workspace's private sandbox cache (network approved for this one command)"
+# Every command runs in the sandbox of its workspace: its own Go module and build caches, and
+# no network unless a person approves it (--network) for that one command.
+show "$sc" run --yes --network -- go mod download
+
 step "Run the project's own go vet through the helper (ShellSafety asks: --yes approves this one command)"
 show "$sc" run --yes -- go vet ./...
 
 step "Run one package's tests through the helper"
-show "$sc" run --yes -- go test -count=1 ./internal/rootpolicy/
+show "$sc" run --yes -- go test -count=1 ./internal/patch/
 
 step "A denied command never runs: the client refuses it before anything is sent (126)"
 # No --yes here: approval never overrides a deny, and nothing should tempt it.
