@@ -209,6 +209,41 @@ func openPrivate(path string, flag int) (*os.File, error) {
 	return f, nil
 }
 
+// openForReading opens a file of the log directory for reading, as Verify, Read and Follow
+// do: without following a symbolic link and without blocking (a FIFO planted under a log
+// file's name must not hang the reader). A symbolic link or anything but a regular file is
+// a *PermissionError; a missing file wraps fs.ErrNotExist.
+func openForReading(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, &PermissionError{Path: path, Problem: "is a symbolic link"}
+		}
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("fstat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &PermissionError{Path: path, Problem: "is not a regular file"}
+	}
+	return f, fi, nil
+}
+
+// readLogFile returns the contents of a file of the log directory, opened as
+// openForReading does.
+func readLogFile(path string) ([]byte, error) {
+	f, _, err := openForReading(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(f)
+}
+
 // Open opens the audit log in dir for appending, creating dir (0700) and the first file
 // (0600) when absent, and resumes the chain from the last whole record of the newest file.
 // A torn final record left by a crash (bytes after the last newline) is cut off and a

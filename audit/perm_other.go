@@ -10,6 +10,8 @@ import (
 
 const oNoFollow = 0
 
+const oNonBlock = 0
+
 func checkOwnerMode(path string, fi fs.FileInfo, wantDir bool) error {
 	return fmt.Errorf("check owner of %s: %w", path, ErrUnsupported)
 }

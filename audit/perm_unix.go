@@ -13,6 +13,9 @@ import (
 
 const oNoFollow = syscall.O_NOFOLLOW
 
+// oNonBlock makes opening a FIFO return at once instead of waiting for a writer (fifo(7)).
+const oNonBlock = syscall.O_NONBLOCK
+
 // checkOwnerMode returns a *PermissionError when fi is not owned by the effective uid or
 // grants any access to group or others.
 func checkOwnerMode(path string, fi fs.FileInfo, wantDir bool) error {

@@ -132,7 +132,7 @@ func Read(dir string, f Filter, fn func(*Record) error) error {
 		return err
 	}
 	for _, lf := range files {
-		data, err := os.ReadFile(filepath.Join(dir, lf.name))
+		data, err := readLogFile(filepath.Join(dir, lf.name))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", lf.name, err)
 		}
@@ -233,7 +233,7 @@ func Follow(ctx context.Context, dir string, after uint64, interval time.Duratio
 }
 
 func readFrom(path string, off int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, fi, err := openForReading(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) { // removed by retention meanwhile
 			return nil, nil
@@ -241,10 +241,6 @@ func readFrom(path string, off int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if fi.Size() <= off {
 		return nil, nil
 	}

@@ -104,13 +104,15 @@ func VerifyWith(dir string, opts VerifyOptions) (Report, error) {
 	if err != nil {
 		return v.rep, err
 	}
+	v.notePermissions(dir, fi, true)
 	v.rep.Files = len(files)
 	var buf []byte
 	for i, f := range files {
-		data, err := readInto(filepath.Join(dir, f.name), buf)
+		data, fi, err := readInto(filepath.Join(dir, f.name), buf)
 		if err != nil {
 			return v.rep, fmt.Errorf("read %s: %w", f.name, err)
 		}
+		v.notePermissions(filepath.Join(dir, f.name), fi, false)
 		buf = data
 		v.rep.Bytes += int64(len(data))
 		if !v.file(f, data, i == len(files)-1) {
@@ -166,6 +168,15 @@ func (v *verifier) fail(kind ProblemKind, file string, line int, seq uint64, det
 }
 
 func (v *verifier) note(s string) { v.rep.Notes = append(v.rep.Notes, s) }
+
+// notePermissions notes a log directory or file whose owner or mode Open would refuse: the
+// chain can still be whole, but others could read (or, with write access, rewrite) it.
+func (v *verifier) notePermissions(path string, fi fs.FileInfo, dir bool) {
+	var pe *PermissionError
+	if errors.As(checkOwnerMode(path, fi, dir), &pe) {
+		v.note(pe.Error() + "; the helper refuses to open a log like this")
+	}
+}
 
 // file verifies one file's records; false means a problem was found.
 func (v *verifier) file(f logFile, data []byte, last bool) bool {
@@ -448,7 +459,7 @@ func (v *verifier) keyAt(idx uint64) ([]byte, bool) {
 // checkState compares the end of the log with the seal key state: the state's key must
 // derive from K_0, and its index must be one past the log's last seal.
 func (v *verifier) checkState(path string) bool {
-	b, err := os.ReadFile(path)
+	b, err := readLogFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		v.fail(ProblemBadSeal, filepath.Base(path), 0, 0, "the seal key state file is missing, so a cut tail cannot be ruled out")
 		return false
@@ -507,17 +518,14 @@ func seqRange(a, b uint64) string {
 	return fmt.Sprintf("records %d..%d are", a, b)
 }
 
-// readInto reads the file at path into buf (grown when too small) and returns the bytes.
-func readInto(path string, buf []byte) ([]byte, error) {
-	f, err := os.Open(path)
+// readInto reads the file at path (see openForReading) into buf (grown when too small) and
+// returns the bytes and the file's status.
+func readInto(path string, buf []byte) ([]byte, fs.FileInfo, error) {
+	f, fi, err := openForReading(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	n := int(fi.Size())
 	if cap(buf) < n {
 		buf = make([]byte, n)
@@ -525,7 +533,7 @@ func readInto(path string, buf []byte) ([]byte, error) {
 	buf = buf[:n]
 	got, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, err
+		return nil, nil, err
 	}
-	return buf[:got], nil
+	return buf[:got], fi, nil
 }

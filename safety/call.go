@@ -360,7 +360,7 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 		a.find(c, "credential.read", Ask, "The command prints a secret (a token, a password or a private key)")
 		e |= effCredRead
 	}
-	if metaOnly[argv[0].s] || wrappers[argv[0].s] != nil || runsCommand[argv[0].s] {
+	if readsNoContent[argv[0].s] || wrappers[argv[0].s] != nil || runsCommand[argv[0].s] {
 		if a.ctx.Policy != nil {
 			a.applyPolicy(argv, c, start)
 		}
@@ -371,11 +371,15 @@ func (a *analyzer) judge(argv []arg, c *callInfo) eff {
 			a.find(c, "exfil.credential", Deny, "A credential file's content is an argument of a network command")
 			break
 		}
-		if a.credentialArg(x) {
+		if p, ok := a.credentialArg(x); ok {
+			what := display(p)
+			if a.ctx.Home != "" && (p == a.ctx.Home || within(a.ctx.Home, p)) {
+				what += ", which holds the home directory's credential stores"
+			}
 			if e&effNetwork != 0 && argv[0].s != "ssh" && argv[0].s != "scp" && argv[0].s != "rsync" && argv[0].s != "sftp" {
-				a.find(c, "exfil.credential", Deny, "A network command is given a credential file")
+				a.find(c, "exfil.credential", Deny, "A network command is given "+what)
 			} else {
-				a.find(c, "credential.read", Ask, "The command reads a credential file")
+				a.find(c, "credential.read", Ask, "The command reads "+what)
 			}
 			e |= effCredRead
 			break
@@ -444,9 +448,16 @@ var runsCommand = map[string]bool{
 	"parallel": true, "perf": true, "gdb": true, "lldb": true, "hyperfine": true,
 }
 
-// metaOnly lists programs that only read names and metadata, never file contents, so
-// naming a credential file is not reading it.
-var metaOnly = map[string]bool{
+// readsNoContent lists programs that never read the contents of the files they name: they
+// list names and metadata, or delete, create, move, link or change the mode of files. Naming
+// a credential file with them is not reading it (their writes are judged on their own).
+var readsNoContent = map[string]bool{
+	"rm": true, "rmdir": true, "unlink": true, "shred": true, "srm": true, "trash": true,
+	"trash-put": true, "gio-trash": true, "mkfifo": true, "mknod": true, "chmod": true,
+	"chown": true, "chgrp": true, "chattr": true, "setfacl": true, "chflags": true,
+	"chcon": true, "setfattr": true, "truncate": true, "fallocate": true, "mv": true,
+	"ln": true, "link": true, "mktemp": true, "sleep": true, "kill": true, "pkill": true,
+	"killall": true, "popd": true,
 	"ls": true, "stat": true, "du": true, "tree": true, "test": true, "[": true,
 	"dirname": true, "basename": true, "realpath": true, "readlink": true, "namei": true,
 	"lsattr": true, "getfacl": true, "exa": true, "eza": true, "lsd": true, "df": true,

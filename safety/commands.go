@@ -46,28 +46,27 @@ func init() {
 		// Programs that only read files, print text or report state.
 		"ls", "dir", "vdir", "cat", "tac", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "zegrep",
 		"zfgrep", "wc", "echo", "pwd", "true", "false", ":", "which", "whereis", "type",
-		"file", "stat", "du", "df", "cut", "tr", "nl", "od", "hexdump", "diff", "cmp", "comm",
+		"stat", "du", "df", "cut", "tr", "nl", "od", "hexdump", "diff", "cmp", "comm",
 		"paste", "join", "column", "fmt", "fold", "expand", "unexpand", "rev", "seq", "cal", "ncal",
 		"whoami", "id", "groups", "uname", "uptime", "basename", "dirname", "realpath", "readlink",
 		"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "cksum", "b2sum",
 		"sum", "md5", "shasum", "jq", "gojq", "jless", "locate", "plocate", "mlocate", "ps", "pgrep",
 		"pstree", "pidof", "free", "lsblk", "lscpu", "lsusb", "lspci", "lsmod", "lsof", "whatis",
-		"apropos", "info", "help", "jobs", "strings", "nm", "objdump", "readelf", "size", "look",
+		"apropos", "help", "jobs", "strings", "nm", "objdump", "readelf", "size", "look",
 		"numfmt", "tsort", "factor", "expr", "bc", "getconf", "nproc", "arch", "hostid", "logname",
 		"tty", "users", "who", "w", "last", "lastlog", "zcat", "bzcat", "xzcat", "zstdcat", "lz4cat",
-		"gzcat", "zless", "zmore", "exa", "eza", "lsd", "htop", "btop", "top", "atop",
-		"vmstat", "iostat", "mpstat", "sar", "netstat", "tput", "clear", "reset", "stty",
+		"gzcat", "zless", "zmore", "exa", "eza", "lsd", "htop", "btop", "top", "vmstat", "iostat", "mpstat", "netstat", "tput", "clear", "reset", "stty",
 		"locale", "shellcheck", "yes", "dirs", "shopt", "umask", "shift", "return", "exit", "break",
-		"continue", "unalias", "ulimit", "times", "caller", "compopt", "lsattr", "getfacl", "namei", "findmnt", "blkid", "fc-list", "dpkg-query",
-		"tldr", "diffstat", "colordiff", "wdiff", "icdiff", "tokei", "cloc", "scc",
-		"sloccount", "yamllint", "jsonlint", "csvlook", "csvstat", "gron", "identify", "mediainfo", "ffprobe", "pdfinfo", "lsb_release",
+		"continue", "unalias", "ulimit", "times", "caller", "compopt", "lsattr", "getfacl", "namei", "findmnt", "fc-list", "dpkg-query",
+		"tldr", "diffstat", "colordiff", "wdiff", "icdiff", "tokei", "scc",
+		"sloccount", "yamllint", "jsonlint", "csvlook", "csvstat", "gron", "identify", "ffprobe", "pdfinfo", "lsb_release",
 		"sw_vers", "system_profiler", "vm_stat", "ioreg", "mdfind", "mdls", "otool",
 		"dwarfdump", "cowsay", "figlet", "toilet", "lolcat", "banner", "fortune", "neofetch",
 		"fastfetch", "screenfetch", "inxi", "hwinfo", "dmidecode", "lshw", "sensors", "acpi", "upower",
-		"glxinfo", "xdpyinfo", "xwininfo", "xprop", "wmctrl", "uuidgen", "mcookie",
+		"glxinfo", "xdpyinfo", "xwininfo", "uuidgen", "mcookie",
 		"pwgen", "csvcut", "csvgrep", "getent")
-	register(hNetworkLookup, "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "tftp", "smbclient", "ngrok", "cloudflared", "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
-	register(hWait, "sleep", "wait")
+	register(hNetwork, "mail", "mailx", "sendmail", "mutt", "msmtp", "swaks", "tftp", "smbclient", "ngrok", "cloudflared", "dig", "host", "nslookup", "whois", "ping", "ping6", "traceroute", "tracepath", "mtr", "drill", "arping", "nmap", "telnet", "ftp", "sftp", "lftp", "ncftp", "mosh", "curlie", "xh", "http", "https", "aria2c", "axel", "lynx", "w3m", "links", "elinks", "youtube-dl", "yt-dlp", "rclone", "s3cmd", "aws", "gcloud", "gsutil", "az", "gh", "glab", "hub", "heroku", "vercel", "netlify", "flyctl", "doctl", "ssh-copy-id", "ssh-keyscan")
+	register(allow, "sleep", "wait")
 	register(hCd, "cd", "pushd", "popd")
 
 	register(hRm, "rm", "unlink", "rmdir", "shred", "srm", "trash", "trash-put", "gio-trash")
@@ -151,6 +150,7 @@ func init() {
 	register(hGofmt, "gofmt", "goimports", "rustfmt", "clang-format", "shfmt")
 	register(hOpen, "open", "xdg-open", "gio", "start", "explorer", "wslview", "sensible-browser", "x-www-browser", "firefox", "chromium", "google-chrome")
 	register(hTmux, "tmux", "screen", "zellij", "byobu")
+	register(hWriteOpts, "info", "sar", "atop", "cloc", "mediainfo", "file", "xprop", "wmctrl", "blkid")
 	register(hPagerTool, "ack", "ag", "bat", "batcat", "delta", "difft")
 	register(hOutputOpt("o", "output"), "tree", "xmllint", "shuf", "iconv", "sdiff", "pandoc", "uconv")
 	register(hSysChange, "loginctl", "busctl", "dmesg", "ss")
@@ -159,11 +159,8 @@ func init() {
 	registerBuiltins()
 }
 
-// hWait: sleep and wait only pass time.
-func hWait(a *analyzer, argv []arg, c *callInfo) eff { return 0 }
-
-// hNetworkLookup: programs that talk to the network.
-func hNetworkLookup(a *analyzer, argv []arg, c *callInfo) eff {
+// hNetwork: programs that talk to the network (their output counts as downloaded content).
+func hNetwork(a *analyzer, argv []arg, c *callInfo) eff {
 	if onlyVersion(argv) {
 		return 0
 	}
@@ -291,6 +288,7 @@ func hRm(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	p := parseArgs(argv, sp)
 	rec := p.has("r", "R", "--recursive") || argv[0].s == "shred" || argv[0].s == "srm"
+	defer a.setVerb("Deleting")()
 	if argv[0].s == "rmdir" || argv[0].s == "unlink" {
 		a.writes(p.ops, c)
 		return 0
@@ -309,6 +307,13 @@ func hRm(a *analyzer, argv []arg, c *callInfo) eff {
 		a.find(c, "write.dynamic-path", Ask, "")
 	}
 	return 0
+}
+
+// setVerb sets the verb of write findings and returns a function that restores it.
+func (a *analyzer) setVerb(v string) func() {
+	old := a.verb
+	a.verb = v
+	return func() { a.verb = old }
 }
 
 // hTouch: touch, mkdir and mkfifo create their operands.
@@ -359,6 +364,7 @@ func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 
 // hMv: mv writes every operand (the sources disappear).
 func hMv(a *analyzer, argv []arg, c *callInfo) eff {
+	defer a.setVerb("Moving")()
 	p := parseArgs(argv, &optSpec{arg: "tSb", long: []string{"target-directory", "suffix", "backup"}})
 	if t, ok := p.get("t", "--target-directory"); ok && t.has {
 		a.writeTarget(t.val, "write", c.pos, c.end)
@@ -426,6 +432,7 @@ func hLn(a *analyzer, argv []arg, c *callInfo) eff {
 // hChmod: chmod, chown and chgrp change their operands after the mode or owner; recursive
 // changes of critical paths are destructive; setuid and setgid bits set as root are denied.
 func hChmod(a *analyzer, argv []arg, c *callInfo) eff {
+	defer a.setVerb("Changing the mode or owner of")()
 	p := parseArgs(argv, &optSpec{arg: "", long: []string{"reference", "from"}})
 	ops := p.ops
 	name := argv[0].s
@@ -631,6 +638,20 @@ func hArchive(a *analyzer, argv []arg, c *callInfo) eff {
 			a.writeTarget(ops[0], "write", c.pos, c.end)
 			return 0
 		}
+		strip := -1
+		for i := 1; i < len(argv); i++ {
+			s := argv[i].s
+			if strings.HasPrefix(s, "-p") && len(s) > 2 {
+				strip = atoiOr(s[2:], -1)
+			} else if (s == "-p" || s == "--strip") && i+1 < len(argv) {
+				strip = atoiOr(argv[i+1].s, -1)
+			} else if strings.HasPrefix(s, "--strip=") {
+				strip = atoiOr(s[len("--strip="):], -1)
+			}
+		}
+		if a.patchTargets(c, strip) {
+			return 0
+		}
 	case "split", "csplit":
 		// split [options] [input [prefix]] and csplit -f prefix: the output files are the
 		// prefix and a suffix.
@@ -690,6 +711,18 @@ func hOpenssl(a *analyzer, argv []arg, c *callInfo) eff {
 		e |= effNetwork | effFetch
 	}
 	return e
+}
+
+// atoiOr returns the decimal value of s, or def when s is not a number.
+func atoiOr(s string, def int) int {
+	if !isDigits(s) || len(s) > 6 {
+		return def
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+	}
+	return n
 }
 
 // dirAll returns an argument naming any file below directory x.
@@ -794,6 +827,49 @@ func hGofmt(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		for _, x := range ops {
 			a.writeTarget(dirAll(x), "write", c.pos, c.end)
+		}
+	}
+	return 0
+}
+
+// writeOpts lists, for read-mostly tools, the options whose argument is a file they write
+// ("=" marks an option that is complete on its own and changes state).
+var writeOpts = map[string][]string{
+	"info":      {"-o", "--output"},
+	"sar":       {"-o"},
+	"atop":      {"-w"},
+	"cloc":      {"--report-file", "--out", "--sql"},
+	"mediainfo": {"--LogFile", "--logfile"},
+	"file":      {"-C="},
+	"xprop":     {"-set=", "-remove=", "-f="},
+	"wmctrl":    {"-c=", "-k=", "-r=", "-s=", "-n="},
+	"blkid":     {"-c"},
+}
+
+// hWriteOpts judges read-mostly tools by their writing options (writeOpts).
+func hWriteOpts(a *analyzer, argv []arg, c *callInfo) eff {
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		for _, o := range writeOpts[argv[0].s] {
+			if flag, ok := strings.CutSuffix(o, "="); ok {
+				if s == flag {
+					a.find(c, "tool.config-set", Ask, argv[0].s+" "+flag+" changes state")
+				}
+				continue
+			}
+			switch {
+			case s == o && i+1 < len(argv):
+				a.writeTarget(argv[i+1], "write", c.pos, c.end)
+			case strings.HasPrefix(s, o+"="):
+				a.writeTarget(subArg(argv[i], s[len(o)+1:]), "write", c.pos, c.end)
+			}
+		}
+	}
+	if argv[0].s == "file" {
+		for _, x := range argv[1:] {
+			if x.s == "-C" {
+				a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
+			}
 		}
 	}
 	return 0

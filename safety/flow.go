@@ -89,6 +89,55 @@ func (a *analyzer) runsProcText(x arg, d Dialect, c *callInfo) bool {
 	return true
 }
 
+// patchTargets judges the files a patch fed on stdin (a here-document or here-string)
+// writes: the "+++ " (and "--- ") paths of a unified diff, with strip leading components
+// removed (-1: strip a/ and b/ prefixes as git does). It reports whether the patch text was
+// known.
+func (a *analyzer) patchTargets(c *callInfo, strip int) bool {
+	if !c.in.hasInput || !c.in.literal {
+		return false
+	}
+	for _, line := range strings.Split(c.in.body, "\n") {
+		var p string
+		switch {
+		case strings.HasPrefix(line, "+++ "):
+			p = line[4:]
+		case strings.HasPrefix(line, "--- ") && !strings.HasPrefix(line, "--- /dev/null"):
+			p = line[4:]
+		case strings.HasPrefix(line, "diff --git "):
+			f := strings.Fields(line)
+			if len(f) == 4 {
+				p = f[3]
+			}
+		default:
+			continue
+		}
+		if i := strings.IndexByte(p, '\t'); i >= 0 {
+			p = p[:i]
+		}
+		p = strings.TrimSpace(p)
+		if p == "" || p == "/dev/null" {
+			continue
+		}
+		n := strip
+		if n < 0 {
+			n = 0
+			if strings.HasPrefix(p, "a/") || strings.HasPrefix(p, "b/") {
+				n = 1
+			}
+		}
+		for ; n > 0; n-- {
+			i := strings.IndexByte(p, '/')
+			if i < 0 {
+				break
+			}
+			p = p[i+1:]
+		}
+		a.writeTarget(lit(p), "write", c.pos, c.end)
+	}
+	return true
+}
+
 // runsWritten judges running the file x as a script (in dialect d) when its content was
 // written earlier in the command; it reports whether it did.
 func (a *analyzer) runsWritten(x arg, d Dialect, c *callInfo) bool {

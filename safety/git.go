@@ -300,8 +300,16 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		a.writeTarget(lit(a.cwdOrDyn()+"/"+dyn), "write", c.pos, c.end)
 		return 0
+	case "apply", "am":
+		strip := 1
+		for _, x := range args[1:] {
+			if strings.HasPrefix(x.s, "-p") && len(x.s) > 2 {
+				strip = atoiOr(x.s[2:], 1)
+			}
+		}
+		a.patchTargets(c, strip)
 	case "add", "commit", "push", "pull", "fetch", "merge", "reset", "checkout", "switch",
-		"restore", "cherry-pick", "revert", "clean", "gc", "am", "apply", "init", "mv", "rm",
+		"restore", "cherry-pick", "revert", "clean", "gc", "init", "mv", "rm",
 		"prune", "repack", "maintenance", "sparse-checkout", "lfs", "update-index", "update-ref",
 		"symbolic-ref", "replace", "pack-refs", "commit-tree", "read-tree",
 		"write-tree", "checkout-index", "merge-file", "mktag", "fast-export", "ls-remote",

@@ -115,7 +115,22 @@ func underPattern(rel []string, pat []string) bool {
 var protectedInWorkspace = [][]string{
 	{".claude"}, {".codex"}, {".gemini"}, {".cursor"}, {".cursorrules"}, {".windsurf"},
 	{".windsurfrules"}, {".clinerules"}, {".vscode"}, {".idea"}, {".zed"}, {".mcp.json"},
-	{".envrc"}, {".husky"},
+	{".envrc"}, {".husky"}, {".devcontainer"}, {".fleet"}, {".continue"},
+}
+
+// ControlFileNames returns the names of the agent, editor and tool control files and
+// directories that no tool may write inside a workspace, at any depth, compared
+// case-insensitively (".claude", ".vscode", ".mcp.json", ".envrc", …): changing one makes
+// an agent or editor run commands or trust a server (the CVE-2025-59536 and CVE-2025-54136
+// class). Git's own metadata (.git) is handled apart. The file tools and the sandbox use
+// this list too, so that the three layers protect the same names. It returns a new slice
+// on every call.
+func ControlFileNames() []string {
+	names := make([]string, 0, len(protectedInWorkspace))
+	for _, p := range protectedInWorkspace {
+		names = append(names, p[0])
+	}
+	return names
 }
 
 // protectedRel reports whether a workspace-relative path is protected: an agent or editor
@@ -128,6 +143,9 @@ func protectedRel(rel []string) bool {
 		}
 		if compMatch(rel[i], ".git") {
 			rest := rel[i+1:]
+			if len(rest) == 0 && !hasWild(rel[i]) {
+				return true // .git itself: a gitdir: file or a replaced directory redirects the repository
+			}
 			for j, r := range rest {
 				if compMatch(r, "hooks") || j == len(rest)-1 && (compMatch(r, "config") || compMatch(r, "config.worktree")) {
 					return true
@@ -181,7 +199,7 @@ var systemPersistence = [][]string{
 	{"etc", "rcs.d"}, {"etc", "modules-load.d"}, {"etc", "modprobe.d"}, {"etc", "modules"},
 	{"etc", "update-motd.d"}, {"etc", "apt", "apt.conf.d"}, {"etc", "bash_completion.d"},
 	{"etc", "networkmanager", "dispatcher.d"}, {"etc", "x11", "xsession.d"}, {"etc", "skel"},
-	{"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
+	{"etc", "paths"}, {"etc", "paths.d"}, {"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
 	{"usr", "lib", "systemd", "system"}, {"usr", "lib", "systemd", "user"},
 	{"etc", "systemd", "system-generators"}, {"etc", "binfmt.d"}, {"etc", "initramfs-tools", "scripts"},
 }
@@ -214,6 +232,13 @@ var firstComps = func() map[string]bool {
 func (a *analyzer) classify(p string) pathClass {
 	if strings.HasPrefix(p, "/dev/") || p == "/dev" {
 		return classifyDev(p)
+	}
+	// macOS: /etc, /var and /tmp are links into /private.
+	for _, d := range []string{"/private/etc", "/private/var", "/private/tmp"} {
+		if within(p, d) {
+			p = p[len("/private"):]
+			break
+		}
 	}
 	comps := splitPath(p)
 	if a.policyProtected(p, comps) {
@@ -372,10 +397,10 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 	}
 	suffix, d := a.writeDecision(pc)
 	if suffix == "" {
-		a.add("root.change", Ask, pos, end, "Writing "+p)
+		a.add("root.change", Ask, pos, end, a.writeVerb()+" "+display(p))
 		return
 	}
-	a.add(kind+"."+suffix, d, pos, end, "Writing "+display(p))
+	a.add(kind+"."+suffix, d, pos, end, a.writeVerb()+" "+display(p))
 }
 
 // sortedKeys returns the keys of m in order (so that findings come in a fixed order).
@@ -389,6 +414,16 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// writeVerb names the kind of change the command being judged makes to the paths it
+// writes, for finding details.
+func (a *analyzer) writeVerb() string {
+	switch a.verb {
+	case "":
+		return "Writing"
+	}
+	return a.verb
 }
 
 // display renders a path for a message.
@@ -532,29 +567,33 @@ func (a *analyzer) homeCredential(rel []string) bool {
 	return len(rel) == 1 && hasWild(rel[0])
 }
 
-// credentialArg reports whether an argument (an operand, an option value after '=', or a
-// curl-style @file) names a credential path.
-func (a *analyzer) credentialArg(x arg) bool {
+// credentialArg returns the credential path an argument (an operand, an option value after
+// '=', or a curl-style @file) names, and whether it names one.
+func (a *analyzer) credentialArg(x arg) (string, bool) {
 	s := x.s
 	if !strings.Contains(s, "/") && !strings.HasPrefix(s, "~") && !strings.HasPrefix(s, ".") {
 		if !credentialNames[strings.ToLower(s)] || a.cwd == "" {
-			return false
+			return "", false
 		}
 	}
 	if strings.HasPrefix(s, "-") {
 		i := strings.IndexByte(s, '=')
 		if i < 0 {
-			return false
+			return "", false
 		}
 		s = s[i+1:]
 	}
 	s = strings.TrimPrefix(s, "@")
 	s = strings.TrimPrefix(s, "<")
+	s = strings.TrimPrefix(s, "file://")
 	if i := strings.Index(s, "=@"); i >= 0 {
 		s = s[i+2:]
 	}
 	y := x
 	y.s = s
 	p, ok := a.resolve(y)
-	return ok && a.isCredential(p)
+	if !ok || !a.isCredential(p) {
+		return "", false
+	}
+	return p, true
 }

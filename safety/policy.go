@@ -197,9 +197,10 @@ func (r *PolicyRule) match(argv []arg) bool {
 // applyPolicy applies the policy's argv rules to one judged command whose own findings
 // start at index start.
 func (a *analyzer) applyPolicy(argv []arg, c *callInfo, start int) {
+	norm := gitNormalized(argv)
 	for i := range a.ctx.Policy.Rules {
 		r := &a.ctx.Policy.Rules[i]
-		if !r.match(argv) {
+		if !r.match(argv) && (norm == nil || !r.match(norm)) {
 			continue
 		}
 		msg := r.Message
@@ -219,9 +220,34 @@ func (a *analyzer) applyPolicy(argv []arg, c *callInfo, start int) {
 	}
 }
 
+// gitNormalized returns a git argv without its global options (git -C dir -c k=v push →
+// git push), so that policy rules name subcommands; nil when argv is not such a git command.
+func gitNormalized(argv []arg) []arg {
+	if len(argv) < 2 || argv[0].s != "git" || !strings.HasPrefix(argv[1].s, "-") {
+		return nil
+	}
+	i := 1
+	for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
+		s := argv[i].s
+		i++
+		if !strings.Contains(s, "=") && gitGlobalArg[s] {
+			i++
+		}
+	}
+	if i >= len(argv) {
+		return nil
+	}
+	return append([]arg{argv[0]}, argv[i:]...)
+}
+
 // lowerable reports whether a policy allow rule may lower this ask finding: findings about
-// parsing, budget and dynamic code stay.
+// parsing, budget, run-time code, credential reads and Git running in a repository outside
+// the workspace stay.
 func (f Finding) lowerable() bool {
+	switch f.Rule {
+	case "credential.read", "git.repo-override", "env.ifs":
+		return false
+	}
 	switch {
 	case strings.HasPrefix(f.Rule, "parse."), strings.HasPrefix(f.Rule, "budget."),
 		strings.HasPrefix(f.Rule, "dynamic."), strings.HasPrefix(f.Rule, "internal."),

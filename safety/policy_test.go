@@ -56,6 +56,8 @@ func TestPolicyApply(t *testing.T) {
 		{"rm -rf /", Deny, "destructive.rm-root"},
 		{"rm -rf $X", Ask, "write.dynamic-path"},
 		{"git status", Ask, "policy.git-status"},
+		{"git -C sub status", Ask, "policy.git-status"},
+		{"go test ./... < ~/.netrc", Ask, "credential.read"},
 		{"git status -s", Allow, ""},
 		{"echo x > deploy/prod/app.yaml", Deny, "redirect.protected"},
 		{"echo x > DEPLOY/Prod/app.yaml", Deny, "redirect.protected"},

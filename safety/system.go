@@ -312,6 +312,21 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 	if readOnly {
 		return 0
 	}
+	if name == "setcap" {
+		for _, x := range argv[1:] {
+			l := strings.ToLower(x.s)
+			if strings.HasPrefix(l, "=") || strings.HasPrefix(l, "all") {
+				a.find(c, "privilege.setuid", Deny, "This grants every file capability")
+				return 0
+			}
+			for _, cp := range []string{"cap_setuid", "cap_setgid", "cap_sys_admin", "cap_dac_override", "cap_dac_read_search", "cap_sys_ptrace", "cap_sys_module", "cap_chown", "cap_fowner"} {
+				if strings.Contains(l, cp) && strings.ContainsAny(l, "+=") {
+					a.find(c, "privilege.setuid", Deny, "This file capability lets the program gain root powers")
+					return 0
+				}
+			}
+		}
+	}
 	if name == "insmod" || name == "modprobe" && a.ctx.Role == RoleRoot && len(argv) > 1 {
 		if name == "insmod" {
 			a.find(c, "system.state", Deny, "Loading a kernel module runs code in the kernel")
@@ -437,6 +452,12 @@ func hAccount(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		if x.s == "-o" || x.s == "--non-unique" {
 			a.find(c, "privilege.user-account", Deny, "A duplicate uid can give root")
+			return 0
+		}
+	}
+	for i := 1; i+1 < len(argv); i++ {
+		if (argv[i].s == "-u" || argv[i].s == "--uid" || argv[i].s == "-g" || argv[i].s == "--gid") && argv[i+1].s == "0" {
+			a.find(c, "privilege.user-account", Deny, "uid or gid 0 is root")
 			return 0
 		}
 	}

@@ -55,6 +55,7 @@ type analyzer struct {
 	written  map[string]string            // files written earlier in the command with known content (dyn when unknown)
 
 	curDialect Dialect           // dialect of the script being judged
+	verb       string            // how the command being judged changes the paths it writes ("Deleting" …); "" is writing
 	pipeText   string            // the literal output of the previous pipeline stage (echo 'x' | sh)
 	pipeKnown  bool              // pipeText is known
 	vars       map[string]string // shell variables assigned literally in this command

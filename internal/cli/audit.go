@@ -62,12 +62,14 @@ type auditFilterFlags struct {
 	decision     string
 	rule         string
 	grep         string
+	cmd          *cobra.Command // the command, to tell a given --uid from the default
 }
 
 func (f *auditFilterFlags) register(cmd *cobra.Command, all bool) {
 	cmd.Flags().StringVar(&f.since, "since", "", "records at or after T (RFC 3339, YYYY-MM-DD[ HH:MM[:SS]] local time, or a duration ago like 2h, 3d)")
 	cmd.Flags().StringVar(&f.until, "until", "", "records before T (same forms as --since)")
 	f.uid = -1
+	f.cmd = cmd
 	if !all {
 		return
 	}
@@ -86,6 +88,9 @@ func (f *auditFilterFlags) filter(now time.Time, helper string) (audit.Filter, e
 	}
 	if out.Until, err = parseWhen(f.until, now); err != nil {
 		return out, usagef("--until: %v", err)
+	}
+	if f.cmd != nil && f.cmd.Flags().Changed("uid") && f.uid < 0 {
+		return out, usagef("--uid %d is not a uid", f.uid)
 	}
 	if f.uid >= 0 {
 		if f.uid > 1<<32-1 {
@@ -250,6 +255,9 @@ func newAuditShowCmd(streams IO) *cobra.Command {
 		Short: "Show one record by seq, or every record of a request id, in full",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if args[0] == "" {
+				return usagef("show: SEQ or REQUEST_ID is empty")
+			}
 			dir, err := where.resolve()
 			if err != nil {
 				return err

@@ -72,6 +72,9 @@ func (f *gitFlags) open() (*gitsafe.Repo, error) {
 // gitError maps a gitsafe error to the command's exit status: refusals exit 126 (naming
 // every finding), bad arguments 2, anything else 1.
 func gitError(streams IO, err error) error {
+	if errors.As(err, new(usageError)) {
+		return err
+	}
 	var ce *gitsafe.ConfigError
 	if errors.As(err, &ce) {
 		for _, f := range ce.Findings[1:] {
@@ -137,6 +140,17 @@ func newGitStatusCmd(streams IO, f *gitFlags) *cobra.Command {
 }
 
 // writeStatus prints st like `git status --short --branch`.
+// gitPath returns a path from the repository for plain output, quoted as a string literal
+// when it holds a control character, invalid UTF-8, a space, a double quote or a backslash,
+// as git status --short quotes such names (git-status(1) "Short Format"): a file named
+// "a\n?? b" shows as one quoted line, not a forged entry.
+func gitPath(p string) string {
+	if q := displayPath(p); q != p || strings.ContainsAny(p, " \"\\") {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
 func writeStatus(w io.Writer, st *gitsafe.Status) error {
 	b := st.Branch
 	head := "## " + b.Head
@@ -161,15 +175,15 @@ func writeStatus(w io.Writer, st *gitsafe.Status) error {
 	for _, e := range st.Entries {
 		switch e.Kind {
 		case gitsafe.KindUntracked:
-			sb.WriteString("?? " + e.Path + "\n")
+			sb.WriteString("?? " + gitPath(e.Path) + "\n")
 		case gitsafe.KindIgnored:
-			sb.WriteString("!! " + e.Path + "\n")
+			sb.WriteString("!! " + gitPath(e.Path) + "\n")
 		default:
 			xy := strings.ReplaceAll(e.XY, ".", " ")
 			if e.OrigPath != "" {
-				sb.WriteString(xy + " " + e.OrigPath + " -> " + e.Path + "\n")
+				sb.WriteString(xy + " " + gitPath(e.OrigPath) + " -> " + gitPath(e.Path) + "\n")
 			} else {
-				sb.WriteString(xy + " " + e.Path + "\n")
+				sb.WriteString(xy + " " + gitPath(e.Path) + "\n")
 			}
 		}
 	}
@@ -294,7 +308,7 @@ func newGitShowCmd(streams IO, f *gitFlags) *cobra.Command {
 						if e.Mode == "40000" {
 							name += "/"
 						}
-						sb.WriteString(name + "\n")
+						sb.WriteString(gitPath(name) + "\n")
 					}
 				default:
 					sb.WriteString(s.Content)

@@ -101,7 +101,7 @@ Exit status: 0 applied; 1 refused, nothing written; 2 malformed request or usage
 				if a.Created {
 					verb = "created"
 				}
-				fmt.Fprintf(streams.Out, "%s %s  revision %s\n", verb, a.Path, a.Revision)
+				fmt.Fprintf(streams.Out, "%s %s  revision %s\n", verb, displayPath(a.Path), a.Revision)
 			}
 			_, err = fmt.Fprintf(streams.Out, "turn %s\n", res.Turn)
 			return err

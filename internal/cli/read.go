@@ -50,7 +50,7 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 				trunc = "  (truncated)"
 			}
 			fmt.Fprintf(streams.Out, "%s  revision %s  sha256 %s  lines %d-%d of %d%s\n",
-				res.Path, res.Revision, res.SHA256, res.Offset, last, res.TotalLines, trunc)
+				displayPath(res.Path), res.Revision, res.SHA256, res.Offset, last, res.TotalLines, trunc)
 			_, err = fmt.Fprint(streams.Out, res.Content)
 			return err
 		},

@@ -63,13 +63,13 @@ Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2
 				return nil
 			}
 			for _, p := range res.Restored {
-				fmt.Fprintf(streams.Out, "restored %s\n", p)
+				fmt.Fprintf(streams.Out, "restored %s\n", displayPath(p))
 			}
 			for _, p := range res.Deleted {
-				fmt.Fprintf(streams.Out, "deleted %s\n", p)
+				fmt.Fprintf(streams.Out, "deleted %s\n", displayPath(p))
 			}
 			for _, s := range res.Skipped {
-				fmt.Fprintf(streams.Out, "skipped %s: %s\n", s.Path, s.Reason)
+				fmt.Fprintf(streams.Out, "skipped %s: %s\n", displayPath(s.Path), s.Reason)
 			}
 			fmt.Fprintf(streams.Out, "turn %s undone\n", res.Turn)
 			if err != nil {

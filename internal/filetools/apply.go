@@ -94,6 +94,14 @@ func (a *Applier) Apply(req *patch.Request, turn string) (*Result, error) {
 	if err := turns.ValidID(turn); err != nil {
 		return nil, refuse(err)
 	}
+	// The workspace lock covers preflight through the finalized record: another s-code
+	// process neither changes a file between its check and its write nor rewrites the
+	// turn record in between.
+	unlock, err := a.Turns.Lock()
+	if err != nil {
+		return nil, refuse(err)
+	}
+	defer unlock()
 	plan, err := a.preflight(req)
 	if err != nil {
 		return nil, refuse(err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/s-code-dev/s-code/internal/patch"
@@ -690,5 +691,76 @@ func TestDirectorySyncFails(t *testing.T) {
 	}
 	if tmp := tempFiles(t, e.ws); len(tmp) != 0 {
 		t.Errorf("staged temporary files left behind: %v", tmp)
+	}
+}
+
+// TestConcurrentApply runs batches at once, each through its own workspace handle and
+// store (as separate s-code processes do): patches sharing one turn must all be in its
+// undo record, and of writers sending the same expected revision exactly one may win.
+func TestConcurrentApply(t *testing.T) {
+	const writers = 8
+	e := newEnv(t)
+	appliers := make([]*Applier, writers)
+	for i := range appliers {
+		root, err := wsfs.Open(e.ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { root.Close() })
+		appliers[i] = &Applier{Root: root, Turns: turns.Open(filepath.Dir(e.store.Dir()), root.Path())}
+	}
+	run := func(req func(i int) m, turn string) []error {
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			b, err := json.Marshal(req(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := patch.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() { _, errs[i] = appliers[i].Apply(r, turn) })
+		}
+		wg.Wait()
+		return errs
+	}
+	for round := range 5 {
+		turn := fmt.Sprintf("shared-%d", round)
+		revs := make([]string, writers)
+		for i := range writers {
+			revs[i] = e.write(fmt.Sprintf("f%d.txt", i), "orig\n")
+		}
+		for i, err := range run(func(i int) m {
+			return m{"files": []m{{"path": fmt.Sprintf("f%d.txt", i), "expected_revision": revs[i], "content": "new\n"}}}
+		}, turn) {
+			if err != nil {
+				t.Fatalf("round %d: writer %d: %v", round, i, err)
+			}
+		}
+		res, err := Undo(e.root, e.store, turn)
+		if err != nil {
+			t.Fatalf("round %d: undo: %v", round, err)
+		}
+		if len(res.Restored) != writers {
+			t.Errorf("round %d: undo restored %d of %d files (%v): the turn record lost entries", round, len(res.Restored), writers, res.Restored)
+		}
+
+		rev := e.write("same.txt", "orig\n")
+		won := 0
+		for i, err := range run(func(i int) m {
+			return m{"files": []m{{"path": "same.txt", "expected_revision": rev, "content": fmt.Sprintf("writer %d\n", i)}}}
+		}, fmt.Sprintf("own-%d", round)) {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, ErrStale):
+				t.Fatalf("round %d: writer %d: %v, want success or ErrStale", round, i, err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("round %d: %d writers with the same expected revision succeeded, want 1 (a lost update)", round, won)
+		}
 	}
 }

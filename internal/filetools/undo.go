@@ -30,10 +30,14 @@ type UndoResult struct {
 // the turn created are deleted); a file changed since is left alone and reported in
 // Skipped. The record is then marked undone (a second undo of it is refused). The error wraps
 // turns.ErrNoTurn when there is nothing to undo, ErrNotUndone when a file was skipped as
-// changed or failed.
+// changed or failed. It holds the workspace lock (turns.Store.Lock) throughout.
 func Undo(root *wsfs.Root, store *turns.Store, turn string) (*UndoResult, error) {
+	unlock, err := store.Lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var rec *turns.Record
-	var err error
 	if turn == "" {
 		rec, err = store.Latest()
 	} else {

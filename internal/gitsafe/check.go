@@ -133,8 +133,9 @@ type layout struct {
 // Check reports whether git may run on the repository now, and returns the refusal if not:
 //   - a *LayoutError when the workspace root has no .git (ErrNotRepository), when the
 //     workspace, .git, the gitdir or the common dir is owned by another uid than ours
-//     (CVE-2022-24765), when .git is a symlink, or when a .git file, a commondir file or an
-//     object alternate points outside the workspace;
+//     (CVE-2022-24765), when .git is a symlink, or when a .git file, a commondir file, an
+//     object alternate or a symbolic link among the gitdir's parts (objects, refs, config …)
+//     points outside the workspace;
 //   - a *ConfigError naming each setting of the repository's configuration (config, the
 //     worktree's config.worktree when extensions.worktreeConfig is on, and every file they
 //     include) that could start a program, with its key and file;
@@ -200,7 +201,7 @@ func (r *Repo) checkLayout() (layout, error) {
 	l.commonDir = l.gitDir
 	// Any gitdir may name its common dir (gitrepository-layout(5) "commondir").
 	cf := filepath.Join(l.gitDir, "commondir")
-	if data, err := os.ReadFile(cf); err == nil {
+	if data, err := readRepoFile(cf); err == nil {
 		target := strings.TrimRight(string(data), "\r\n")
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(l.gitDir, target)
@@ -214,15 +215,44 @@ func (r *Repo) checkLayout() (layout, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return layout{}, &LayoutError{Rule: RuleNotRepository, Path: cf, Reason: "cannot read commondir", Err: err}
 	}
+	for _, dir := range []string{l.gitDir, l.commonDir} {
+		if err := checkLinks(ws, dir); err != nil {
+			return layout{}, err
+		}
+	}
 	if err := checkAlternates(ws, l.commonDir); err != nil {
 		return layout{}, err
 	}
 	return l, nil
 }
 
+// gitdirParts are the parts of a gitdir that the read-only tools make git read
+// (gitrepository-layout(5)).
+var gitdirParts = []string{
+	"HEAD", "config", "config.worktree", "index", "packed-refs", "shallow", "refs",
+	"objects", "objects/info", "objects/pack", "info", "info/exclude", "info/attributes",
+}
+
+// checkLinks refuses a symbolic link among dir's gitdirParts that resolves outside the
+// workspace: a linked objects or refs directory reads another repository just as an object
+// alternate or commondir would.
+func checkLinks(ws, dir string) error {
+	for _, name := range gitdirParts {
+		p := filepath.Join(dir, name)
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if _, err := inside(ws, p, p, "a symbolic link in the gitdir points outside the workspace"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // readGitFile returns the path a ".git" file names ("gitdir: PATH", gitrepository-layout(5)).
 func readGitFile(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRepoFile(path)
 	if err != nil {
 		return "", &LayoutError{Rule: RuleNotRepository, Path: path, Reason: "cannot read the .git file", Err: err}
 	}
@@ -240,7 +270,7 @@ func readGitFile(path string) (string, error) {
 func checkAlternates(ws, commonDir string) error {
 	objects := filepath.Join(commonDir, "objects")
 	file := filepath.Join(objects, "info", "alternates")
-	data, err := os.ReadFile(file)
+	data, err := readRepoFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -314,7 +344,7 @@ func checkConfig(l layout) error {
 // findings, and follows its include.path and includeIf.*.path settings whatever their
 // condition, so the refusal also names what the included files hold.
 func readConfigTree(file string, depth int, findings *[]Finding) ([]configEntry, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRepoFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -55,8 +55,11 @@ const logFields = 10
 // Log returns commits of `git log`, parsed. Errors: the Check's refusal, *ArgError,
 // *GitError (e.g. an unknown revision).
 func (r *Repo) Log(ctx context.Context, opts LogOptions) (*Log, error) {
-	if opts.Count < 0 || opts.Skip < 0 {
-		return nil, &ArgError{What: "count", Value: fmt.Sprint(opts.Count, opts.Skip), Why: "negative"}
+	if opts.Count < 0 {
+		return nil, &ArgError{What: "count", Value: strconv.Itoa(opts.Count), Why: "negative"}
+	}
+	if opts.Skip < 0 {
+		return nil, &ArgError{What: "skip", Value: strconv.Itoa(opts.Skip), Why: "negative"}
 	}
 	if opts.Count == 0 {
 		opts.Count = DefaultLogCount

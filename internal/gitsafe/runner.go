@@ -105,6 +105,9 @@ var overrides = []string{
 	"diff.noprefix=false",             // a/ and b/ prefixes, as the parsers expect
 	"diff.mnemonicPrefix=false",       //
 	"blame.ignoreRevsFile=",           // no revision list read from a path the repo names
+	"core.excludesFile=",              // no ignore, attributes or mailmap file from a path the
+	"core.attributesFile=",            // repo names: it could be a FIFO or /dev/zero outside
+	"mailmap.file=",                   // the workspace (the in-tree files still apply)
 	"blame.markIgnoredLines=false",    //
 	"blame.markUnblamableLines=false", //
 }

@@ -63,8 +63,9 @@ func (r *Record) File(path string) *FileRecord {
 }
 
 // Store holds the records of one workspace in a directory (0700) named by the SHA-256 of
-// the workspace's canonical path: one JSON record per turn ("<turn>.json") and the original
-// bytes in blob files beside it ("<turn>.<random>.orig"), all mode 0600.
+// the workspace's canonical path: one JSON record per turn ("<turn>.json"), the original
+// bytes in blob files beside it ("<turn>.<random>.orig") and the workspace lock (".lock",
+// see Lock), all mode 0600.
 type Store struct {
 	dir       string
 	workspace string
@@ -114,6 +115,10 @@ func NewID() (string, error) {
 	}
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:]), nil
 }
+
+// lockName is the lock file in the records directory; the leading dot keeps it out of the
+// turn ids.
+const lockName = ".lock"
 
 func (s *Store) file(id string) string { return filepath.Join(s.dir, id+".json") }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // ErrUnsupported is returned by every operation on systems without a resolver (neither
@@ -78,18 +80,16 @@ type Info struct {
 	Size   int64 // bytes
 }
 
-// protectedNames are path components the file tools never write: Git's metadata and the
-// control files of coding agents and IDEs, which can make them run commands
-// (CVE-2025-59536, CVE-2025-54136 class). Compared case-insensitively, since macOS and
-// Windows volumes usually fold case.
-var protectedNames = []string{".git", ".claude", ".codex", ".gemini", ".cursor", ".vscode", ".mcp.json"}
-
 // ProtectedComponent returns the first component of the clean relative path rel that the
-// file tools must never write (".git", ".claude", ".codex", ".gemini", ".cursor", ".vscode",
-// ".mcp.json", at any depth, any letter case), and reports whether there is one.
+// file tools must never write, and reports whether there is one: Git's metadata (".git")
+// and the agent, editor and tool control files of safety.ControlFileNames (".claude",
+// ".vscode", ".mcp.json", ".envrc", …), at any depth, in any letter case (macOS and
+// Windows volumes usually fold case). Changing one of them makes an agent, an editor or
+// Git run commands (CVE-2025-59536, CVE-2025-54136 class).
 func ProtectedComponent(rel string) (string, bool) {
+	names := append([]string{".git"}, safety.ControlFileNames()...)
 	for _, c := range strings.Split(rel, "/") {
-		for _, p := range protectedNames {
+		for _, p := range names {
 			if strings.EqualFold(c, p) {
 				return c, true
 			}
@@ -99,8 +99,8 @@ func ProtectedComponent(rel string) (string, bool) {
 }
 
 // cleanRel turns a path given by a caller into a clean path relative to root (an absolute,
-// clean directory). It refuses empty paths, NUL bytes, the root itself, and paths that
-// leave the root, naming the component at fault.
+// clean directory). It refuses empty paths, NUL bytes, the root itself, a path ending in a
+// slash, and paths that leave the root, naming the component at fault.
 func cleanRel(root, p string) (string, error) {
 	if p == "" {
 		return "", &PathError{Path: p, Reason: "is empty", Err: ErrInvalidPath}
@@ -140,6 +140,11 @@ func cleanRel(root, p string) (string, error) {
 	}
 	if len(out) == 0 {
 		return "", &PathError{Path: p, Reason: "is the workspace root, not a file", Err: ErrInvalidPath}
+	}
+	// A trailing slash names a directory (POSIX.1-2017 4.13 Pathname Resolution): "a.txt/"
+	// must not read a.txt, nor "new/" create a file named new.
+	if strings.HasSuffix(p, "/") {
+		return "", &PathError{Path: p, Reason: "ends with a slash, so it names a directory, not a file", Err: ErrInvalidPath}
 	}
 	return strings.Join(out, "/"), nil
 }

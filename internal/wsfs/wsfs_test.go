@@ -184,6 +184,9 @@ func TestPathRefusals(t *testing.T) {
 			{"the root itself", ".", ErrInvalidPath, ""},
 			{"the root, absolute", ws, ErrInvalidPath, ""},
 			{"NUL", "a\x00b", ErrInvalidPath, ""},
+			{"trailing slash on a file", "dir/in.txt/", ErrInvalidPath, ""},
+			{"trailing slash, absolute", filepath.Join(ws, "dir", "in.txt") + "/", ErrInvalidPath, ""},
+			{"trailing slash on a directory", "dir/", ErrInvalidPath, ""},
 			{"missing", "dir/nope.txt", ErrNotExist, "nope.txt"},
 			{"missing directory", "nodir/x.txt", ErrNotExist, "nodir"},
 			{"file used as directory", "dir/in.txt/x", ErrNotRegular, "in.txt"},
@@ -201,6 +204,15 @@ func TestPathRefusals(t *testing.T) {
 				}
 			})
 		}
+		// A name ending in a slash names a directory: no file is created under it.
+		for _, p := range []string{"new/", "newdir/x/"} {
+			if err := r.WriteFile(p, []byte("x"), WriteOptions{MkdirParents: true}); !errors.Is(err, ErrInvalidPath) {
+				t.Errorf("WriteFile(%q) = %v, want ErrInvalidPath", p, err)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, strings.Split(p, "/")[0])); err == nil {
+				t.Errorf("WriteFile(%q) created %s", p, strings.Split(p, "/")[0])
+			}
+		}
 		// Absolute paths inside the root and lexical ".." that stay inside are accepted.
 		for _, p := range []string{filepath.Join(ws, "dir", "in.txt"), "dir/../dir/./in.txt"} {
 			if b, _, err := r.ReadFile(p, 0); err != nil || string(b) != "inside\n" {
@@ -213,13 +225,15 @@ func TestPathRefusals(t *testing.T) {
 func TestProtected(t *testing.T) {
 	r, _, _ := layout(t, false)
 	for _, p := range []string{".git/config", ".GIT/hooks/pre-commit", "sub/.git/config", ".claude/settings.json",
-		".codex/config.toml", ".gemini/settings.json", ".Cursor/rules", ".vscode/tasks.json", ".mcp.json", "pkg/.MCP.json"} {
+		".codex/config.toml", ".gemini/settings.json", ".Cursor/rules", ".vscode/tasks.json", ".mcp.json", "pkg/.MCP.json",
+		// The rest of ShellSafety's control-file list: the file tools protect the same names.
+		".idea/workspace.xml", ".envrc", ".husky/pre-commit", ".devcontainer/devcontainer.json"} {
 		t.Run(p, func(t *testing.T) {
 			err := r.WriteFile(p, []byte("x"), WriteOptions{MkdirParents: true})
 			if !errors.Is(err, ErrProtected) {
 				t.Fatalf("WriteFile(%q) = %v, want ErrProtected", p, err)
 			}
-			if _, err := os.Lstat(filepath.Join(r.Path(), filepath.Dir(p))); p != ".mcp.json" && filepath.Dir(p) != "." && err == nil && filepath.Dir(p) != "pkg" {
+			if _, err := os.Lstat(filepath.Join(r.Path(), filepath.Dir(p))); p != ".mcp.json" && p != ".envrc" && filepath.Dir(p) != "." && err == nil && filepath.Dir(p) != "pkg" {
 				t.Errorf("WriteFile(%q) created its directory", p)
 			}
 		})
@@ -383,5 +397,38 @@ func TestOpenat2Missing(t *testing.T) {
 	wantSymlink(t, "ReadFile", err, "linked")
 	if calls != 1 {
 		t.Errorf("openat2 called %d times, want once", calls)
+	}
+}
+
+// TestOpenThroughSymlink: a workspace opened through a symlinked path (as /tmp is on macOS,
+// or a working directory reached through a link) accepts absolute paths under that path as
+// well as under the canonical one, and still refuses paths that leave it.
+func TestOpenThroughSymlink(t *testing.T) {
+	_, ws, out := layout(t, false)
+	link := filepath.Join(t.TempDir(), "link")
+	symlink(t, ws, link)
+	r, err := Open(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	for _, p := range []string{filepath.Join(link, "dir", "in.txt"), filepath.Join(ws, "dir", "in.txt"), link + "//dir/./in.txt"} {
+		if b, _, err := r.ReadFile(p, 0); err != nil || string(b) != "inside\n" {
+			t.Errorf("ReadFile(%q) = %q, %v", p, b, err)
+		}
+	}
+	for _, tc := range []struct {
+		path string
+		want error
+	}{
+		{link + "/../out/secret.txt", ErrEscape},
+		{link, ErrInvalidPath},
+		{link + "/dir/in.txt/", ErrInvalidPath},
+		{link + "x/dir/in.txt", ErrEscape},
+		{filepath.Join(out, "secret.txt"), ErrEscape},
+	} {
+		if _, _, err := r.ReadFile(tc.path, 0); !errors.Is(err, tc.want) {
+			t.Errorf("ReadFile(%q) = %v, want %v", tc.path, err, tc.want)
+		}
 	}
 }

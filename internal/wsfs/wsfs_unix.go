@@ -22,6 +22,9 @@ import (
 type Root struct {
 	fd   int    // directory handle on the workspace root, O_RDONLY|O_DIRECTORY
 	path string // canonical absolute path of the root (symlinks in it resolved once, at Open)
+	// given is the clean absolute path Open was given when it differs from path (it passes
+	// through a symlink, e.g. /tmp -> /private/tmp): absolute paths under it are accepted too.
+	given string
 
 	// walkOnly, when set, makes resolution use the per-component O_NOFOLLOW walk instead of
 	// openat2: set once openat2 reports ENOSYS (kernels before 5.6), or by tests.
@@ -37,7 +40,8 @@ type Root struct {
 
 // Open opens the directory dir as a workspace root. dir is made absolute and its own
 // symlinks are resolved once (the root may live under a link such as /tmp -> /private/tmp);
-// nothing below it is ever followed. It returns an error when dir is not a directory.
+// nothing below it is ever followed. Absolute paths are accepted under either form (see Rel).
+// It returns an error when dir is not a directory.
 func Open(dir string) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -51,7 +55,11 @@ func Open(dir string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: open: %w", canon, err)
 	}
-	return &Root{fd: fd, path: canon}, nil
+	r := &Root{fd: fd, path: canon}
+	if abs != canon {
+		r.given = abs
+	}
+	return r, nil
 }
 
 // Path returns the canonical absolute path of the workspace root.
@@ -66,8 +74,21 @@ func (r *Root) Close() error {
 }
 
 // Rel returns p (relative to the root, or absolute inside it) as a clean relative path, or a
-// *PathError when it is empty, contains NUL, names the root itself or leaves the root.
-func (r *Root) Rel(p string) (string, error) { return cleanRel(r.path, p) }
+// *PathError when it is empty, contains NUL, names the root itself or leaves the root. An
+// absolute p may start with the canonical root or with the path Open was given: both name
+// the directory whose handle Open holds.
+func (r *Root) Rel(p string) (string, error) {
+	if r.given != "" && filepath.IsAbs(p) {
+		if c := filepath.Clean(p); c == r.given || strings.HasPrefix(c, r.given+"/") {
+			rest := c[len(r.given):]
+			if strings.HasSuffix(p, "/") {
+				rest += "/"
+			}
+			p = r.path + rest
+		}
+	}
+	return cleanRel(r.path, p)
+}
 
 // Abs returns the complete path of the clean relative path rel.
 func (r *Root) Abs(rel string) string { return r.path + "/" + rel }
