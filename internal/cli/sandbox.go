@@ -24,7 +24,8 @@ func newSandboxCmd(streams IO) *cobra.Command {
 		Short: "Show the sandbox profile of a workspace, or run a command in it",
 		Long: `sandbox prints the effective sandbox profile of the workspace (the current directory
 unless --workspace names one) as a card: writable and read-only roots, denied and protected
-paths, network, private dependency caches, environment changes and the kernel features found.
+paths (and, on Linux, how the protected ones are kept read-only), network, private dependency
+caches, environment changes and the kernel features found.
 
 With a command after --, it prints the same card and the network request on stderr, asks for
 confirmation on a terminal (or needs --yes in automation; without it the exit status is 126,
@@ -107,7 +108,7 @@ func runSandbox(streams IO, o sandboxOptions) error {
 			return fmt.Errorf("chdir workspace: %w", err)
 		}
 	}
-	return execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()))
+	return execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()), sandbox.LauncherSysProcAttr(profile))
 }
 
 // inWorkspace reports whether dir, made canonical, lies in the workspace ws.

@@ -7,13 +7,39 @@ import (
 	"strings"
 )
 
-// limits are the known limits of the Linux profile, printed on the card (docs/sandbox.md
-// explains them).
-var limits = []string{
-	"Landlock is an allow-list: the workspace root itself is read-only and each top-level entry except the protected ones is writable, so new top-level files and directories cannot be created, and top-level entries cannot be removed or renamed (create them before, e.g. mkdir target)",
-	"the same holds one level down in .git: existing subdirectories (objects, refs) are writable, new entries in .git itself (index.lock) are not, so git add and commit fail inside the sandbox",
+// commonLimits are the known limits of the Linux profile under either protection
+// (docs/sandbox.md explains them).
+var commonLimits = []string{
+	"nested repositories (a .git below the top level) are not protected: their hooks run only when someone runs Git in that directory",
 	"with network off no Internet socket can be opened at all, also not on loopback",
 	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name (a helper must refuse confined peers, see ProcessConfined)",
+}
+
+// protectionLimits are the known limits of each Profile.Protection on Linux.
+var protectionLimits = map[string][]string{
+	ProtectionMountNamespace: {
+		"protected paths are read-only bind mounts in the command's own mount namespace; one that does not exist when the command starts (.claude, .vscode, .mcp.json, .envrc, .git/modules …) gets no mount and can be created: only ShellSafety verdicts guard it (a missing .git/hooks is created empty so it can be mounted)",
+		"if the kernel refuses the mount namespace at launch, the launcher says so on stderr and falls back to landlock-entries, with its limits",
+	},
+	ProtectionLandlockEntries: {
+		"Landlock is an allow-list: the workspace root itself is read-only and each top-level entry except the protected ones is writable, so new top-level files and directories cannot be created, and top-level entries cannot be removed or renamed (create them before, e.g. mkdir target)",
+		"the same holds one level down in .git: existing subdirectories (objects, refs) are writable, new entries in .git itself (index.lock) are not, so git add and commit fail inside the sandbox",
+	},
+}
+
+// protectionNotes describe each Profile.Protection on the card.
+var protectionNotes = map[string]string{
+	ProtectionMountNamespace:  "mount-namespace (read-only bind mounts; the workspace tree is writable as a whole)",
+	ProtectionLandlockEntries: "landlock-entries (the workspace root and .git are read-only, their other entries granted one by one; no private mount namespace here)",
+}
+
+// effectiveProtection returns p.Protection, with the empty value read as
+// ProtectionLandlockEntries.
+func effectiveProtection(p Profile) string {
+	if p.Protection == "" {
+		return ProtectionLandlockEntries
+	}
+	return p.Protection
 }
 
 // Card is the sandbox profile card: the profile, the kernel features found, and the network
@@ -36,7 +62,7 @@ type Card struct {
 func NewCard(p Profile, f Features, command []string) Card {
 	c := Card{Profile: p, Features: f, Confined: f.Confines(), Reason: f.Problem, Command: command, Limits: []string{}}
 	if f.OS == "linux" {
-		c.Limits = slices.Clone(limits)
+		c.Limits = Limits(p.Protection)
 	}
 	return c
 }
@@ -60,6 +86,9 @@ func (c Card) Write(w io.Writer) error {
 	list("devices (read, write)", p.Devices)
 	list("denied paths (no read, no write)", p.DeniedPaths)
 	list("protected paths (read-only inside the workspace)", p.ProtectedPaths)
+	if c.Features.OS == "linux" {
+		fmt.Fprintf(&b, "  protection: %s\n", protectionNotes[effectiveProtection(p)])
+	}
 	if p.Network {
 		b.WriteString("  network: on (approved for this command)\n")
 	} else {
@@ -110,5 +139,11 @@ func quoteArgs(argv []string) []string {
 	return out
 }
 
-// Limits returns the known limits of the Linux profile printed on the card (a fresh copy).
-func Limits() []string { return slices.Clone(limits) }
+// Limits returns the known limits of a Linux profile with the given Protection (empty:
+// ProtectionLandlockEntries), as printed on the card (a fresh slice).
+func Limits(protection string) []string {
+	if protection == "" {
+		protection = ProtectionLandlockEntries
+	}
+	return append(slices.Clone(protectionLimits[protection]), commonLimits...)
+}

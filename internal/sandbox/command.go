@@ -63,6 +63,9 @@ func LauncherArgs(launcher string, p Profile, argv []string) ([]string, error) {
 // applied, the working directory is the workspace. It prepares the cache namespace first
 // (see Prepare). The caller sets the standard streams and starts it; the launcher confines
 // itself and then execs argv[0] (looked up on the PATH of the changed environment).
+// When p asks for ProtectionMountNamespace and this process lacks CAP_SYS_ADMIN, the
+// launcher starts in a new user and mount namespace (cmd.SysProcAttr; a caller that sets
+// its own attributes must keep these).
 // This is the hook the user helper uses to start every command.
 func Command(ctx context.Context, launcher string, p Profile, argv, env []string) (*exec.Cmd, error) {
 	if err := Prepare(p); err != nil {
@@ -76,5 +79,6 @@ func Command(ctx context.Context, launcher string, p Profile, argv, env []string
 	cmd.Args = args
 	cmd.Env = p.Env.ApplyEnv(env)
 	cmd.Dir = p.Workspace
+	cmd.SysProcAttr = LauncherSysProcAttr(p)
 	return cmd, nil
 }

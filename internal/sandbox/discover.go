@@ -56,6 +56,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
+	h.MountNamespace = MountNamespaceUsable() == nil
 	return h, nil
 }
 

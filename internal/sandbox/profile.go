@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // Profile is the sandbox profile a command runs under. Every path is absolute and clean;
@@ -14,9 +16,11 @@ import (
 // reached through two paths gets one profile.
 //
 // The launcher turns it into kernel rules: on Linux each path becomes Landlock rules (an
-// allow-list, so a denied or protected path inside a granted root is carved out by granting
-// the root's other entries one by one, see docs/sandbox.md); on macOS it becomes a Seatbelt
-// profile (see Seatbelt).
+// allow-list, so a denied path inside a granted root is carved out by granting the root's
+// other entries one by one), and the protected paths become read-only bind mounts in the
+// command's own mount namespace, or, where there is none, holes carved out like the denied
+// ones (see Protection and docs/sandbox.md); on macOS it becomes a Seatbelt profile (see
+// Seatbelt).
 type Profile struct {
 	// Workspace is the canonical workspace root (symbolic links resolved).
 	Workspace string `json:"workspace"`
@@ -46,10 +50,28 @@ type Profile struct {
 	Caches []Cache `json:"caches"`
 	// Env is the environment changes the profile makes.
 	Env EnvChanges `json:"env"`
+	// Protection is how the launcher keeps ProtectedPaths read-only on Linux:
+	// ProtectionMountNamespace (read-only bind mounts in a private mount namespace, the
+	// workspace tree writable as a whole; the launcher falls back to ProtectionLandlockEntries
+	// when the kernel refuses the namespace) or ProtectionLandlockEntries (the workspace root
+	// read-only and its other entries granted one by one). Empty means
+	// ProtectionLandlockEntries. Seatbelt (macOS) ignores it: it can subtract rules.
+	Protection string `json:"protection,omitempty"`
 	// AllowUnconfined reports whether a person approved running the command although the
 	// kernel cannot confine its file access (no Landlock). Without it the launcher refuses.
 	AllowUnconfined bool `json:"allow_unconfined,omitempty"`
 }
+
+// The values of Profile.Protection.
+const (
+	// ProtectionMountNamespace keeps the protected paths read-only with bind mounts in a
+	// private mount namespace; Landlock grants the workspace tree as a whole.
+	ProtectionMountNamespace = "mount-namespace"
+	// ProtectionLandlockEntries keeps the protected paths read-only with Landlock alone: the
+	// workspace root (and .git) is read-only and each other entry is granted on its own, so
+	// no entry can be created, removed or renamed at the top level or directly in .git.
+	ProtectionLandlockEntries = "landlock-entries"
+)
 
 // Cache is one private dependency cache of a workspace.
 type Cache struct {
@@ -99,6 +121,9 @@ type Host struct {
 	Devices []string
 	// SystemDenied are secrets inside system roots (see systemDeniedPaths).
 	SystemDenied []string
+	// MountNamespace reports whether the launcher can get a private mount namespace here
+	// (see MountNamespaceUsable); it picks the profile's Protection.
+	MountNamespace bool
 }
 
 // Errors returned by NewProfile and CacheRoot; match them with errors.Is.
@@ -131,17 +156,19 @@ var systemDeniedPaths = []string{
 	"/etc/ssh/ssh_host_dsa_key",
 }
 
-// protectedNames are the paths, relative to the workspace root, that stay read-only inside
-// the writable workspace: each one makes a tool outside the sandbox run code or trust a
-// server (Git hooks and config, e.g. core.fsmonitor and core.hooksPath; agent, IDE and
-// direnv control files).
-var protectedNames = []string{
-	".git/hooks", ".git/config",
-	// Submodules and linked worktrees keep their own hooks and config (core.hooksPath,
-	// config.worktree) here.
-	".git/modules", ".git/worktrees",
-	".claude", ".codex", ".gemini", ".cursor", ".vscode",
-	".idea", ".mcp.json", ".envrc",
+// gitProtectedNames are the paths in the workspace's Git directory, relative to the
+// workspace root, that stay read-only: Git hooks and config (core.fsmonitor, core.hooksPath
+// run code), and the directories where submodules and linked worktrees keep their own hooks
+// and config.
+var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".git/worktrees"}
+
+// protectedNames returns the paths, relative to the workspace root, that stay read-only
+// inside the writable workspace: gitProtectedNames and the agent, editor and tool control
+// files of safety.ControlFileNames (.claude, .vscode, .mcp.json, .envrc, …), each of which
+// makes a tool outside the sandbox run code or trust a server. ShellSafety, the file tools
+// and the sandbox so protect the same names. It returns a new slice on every call.
+func protectedNames() []string {
+	return append(slices.Clone(gitProtectedNames), safety.ControlFileNames()...)
 }
 
 // runtimeRootCandidates are the version-scoped runtime roots, relative to the home
@@ -214,10 +241,14 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	})
 	p.Devices = cleanSet(h.Devices)
 	var prot []string
-	for _, n := range protectedNames {
+	for _, n := range protectedNames() {
 		prot = append(prot, filepath.Join(ws, n))
 	}
 	p.ProtectedPaths = prot
+	p.Protection = ProtectionLandlockEntries
+	if h.MountNamespace {
+		p.Protection = ProtectionMountNamespace
+	}
 	p.Env = envChanges(p)
 	return p, nil
 }
@@ -298,6 +329,11 @@ func ParseProfile(b []byte) (Profile, error) {
 	if p.Workspace == "" {
 		return Profile{}, errors.New("decode sandbox profile: no workspace")
 	}
+	switch p.Protection {
+	case "", ProtectionLandlockEntries, ProtectionMountNamespace:
+	default:
+		return Profile{}, fmt.Errorf("decode sandbox profile: unknown protection %q", p.Protection)
+	}
 	for _, group := range [][]string{{p.Workspace, p.TempDir}, p.WritableRoots, p.ReadOnlyRoots, p.Devices, p.DeniedPaths, p.ProtectedPaths} {
 		for _, path := range group {
 			if !filepath.IsAbs(path) || filepath.Clean(path) != path {
@@ -350,7 +386,7 @@ func SystemDeniedPaths() []string { return slices.Clone(systemDeniedPaths) }
 
 // ProtectedNames returns the paths, relative to the workspace root, that stay read-only
 // inside the writable workspace (a fresh copy).
-func ProtectedNames() []string { return slices.Clone(protectedNames) }
+func ProtectedNames() []string { return protectedNames() }
 
 // RuntimeRootCandidates returns the runtime roots, relative to the home directory, that stay
 // readable when present (a fresh copy).

@@ -203,6 +203,7 @@ func TestParseProfile(t *testing.T) {
 		{"relative root", `{"workspace":"/w","temp_dir":"/t","writable_roots":["w"]}`},
 		{"unclean root", `{"workspace":"/w","temp_dir":"/t","read_only_roots":["/usr/../etc"]}`},
 		{"no workspace", `{"temp_dir":"/t"}`},
+		{"unknown protection", `{"workspace":"/w","temp_dir":"/t","protection":"none"}`},
 		{"not json", `{`},
 	}
 	for _, tt := range bad {
@@ -248,11 +249,27 @@ func TestCard(t *testing.T) {
 			t.Errorf("card lacks %q:\n%s", want, b.String())
 		}
 	}
-	js, err := json.Marshal(NewCard(p, Features{OS: "linux", LandlockABI: 7, Seccomp: true}, nil))
+	if !strings.Contains(b.String(), "protection: landlock-entries") || !strings.Contains(b.String(), "git add and commit fail") {
+		t.Errorf("card of a host without a mount namespace lacks the landlock-entries protection and its limits:\n%s", b.String())
+	}
+	h := testHost()
+	h.MountNamespace = true
+	pm, err := NewProfile(h, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(js), `"confined":true`) || !strings.Contains(string(js), `"landlock_abi":7`) {
+	b.Reset()
+	if err := NewCard(pm, Features{OS: "linux", LandlockABI: 7, Seccomp: true}, nil).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "protection: mount-namespace") || strings.Contains(b.String(), "git add and commit fail") || !strings.Contains(b.String(), "only ShellSafety verdicts guard it") {
+		t.Errorf("card of a host with a mount namespace:\n%s", b.String())
+	}
+	js, err := json.Marshal(NewCard(pm, Features{OS: "linux", LandlockABI: 7, Seccomp: true}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"confined":true`) || !strings.Contains(string(js), `"landlock_abi":7`) || !strings.Contains(string(js), `"protection":"mount-namespace"`) {
 		t.Errorf("card JSON: %s", js)
 	}
 }

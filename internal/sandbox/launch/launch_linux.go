@@ -3,10 +3,12 @@ package launch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -22,18 +24,30 @@ import (
 // other thread of the Go runtime matters:
 //
 //  1. find argv[0] on the PATH of env;
-//  2. build the Landlock ruleset from the profile (before any restriction, so the walk of
-//     the granted roots can read them);
-//  3. drop every capability from the bounding, inheritable and ambient sets, so that a
-//     command run as root gets no capabilities back at execve (capabilities(7));
-//  4. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
-//  5. enforce Landlock (landlock_restrict_self(2));
-//  6. load the seccomp filters (seccomp(2)), see seccompFilters;
-//  7. execve(2).
+//  2. when p asks for sandbox.ProtectionMountNamespace: unshare a private mount namespace
+//     and bind-mount the existing protected paths read-only (see protectWithMounts); when
+//     that fails, say so on stderr and fall back to sandbox.ProtectionLandlockEntries,
+//     never to a workspace without protected paths;
+//  3. build the Landlock ruleset from the profile (before any restriction, so the walk of
+//     the granted roots can read them): with the mounts, the workspace tree is granted as a
+//     whole; without, it is split around the protected paths (see plan);
+//  4. drop every capability: the bounding set (when the launcher may), then the ambient,
+//     inheritable, permitted and effective sets, so that neither root nor the owner of the
+//     launcher's user namespace gets a capability at execve (capabilities(7)), and the
+//     command cannot undo the mounts;
+//  5. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
+//  6. enforce Landlock (landlock_restrict_self(2));
+//  7. load the seccomp filters (seccomp(2)), see seccompFilters; they refuse mount,
+//     umount2, the new mount API and new user namespaces to the command;
+//  8. execve(2).
 //
 // A kernel without Landlock or seccomp fails with ErrUnconfined unless p.AllowUnconfined;
 // then the command runs with whatever of the two exists.
 func Exec(p sandbox.Profile, argv, env []string) error {
+	return execConfined(p, argv, env, os.Stderr)
+}
+
+func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error {
 	path, err := lookPath(argv[0], env)
 	if err != nil {
 		return &ExitError{ExitNotFound, err}
@@ -45,9 +59,22 @@ func Exec(p sandbox.Profile, argv, env []string) error {
 
 	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
 
+	layout := p
+	if p.Protection == sandbox.ProtectionMountNamespace {
+		if _, err := protectWithMounts(p); err != nil {
+			fmt.Fprintf(stderr, "%s: protected paths kept read-only by per-entry Landlock rules (%s): %v\n", sandbox.LauncherName, sandbox.ProtectionLandlockEntries, err)
+		} else {
+			// The mounts keep the protected paths in the workspace read-only: Landlock
+			// need not split the workspace around them. Any protected path outside the
+			// workspace (NewProfile makes none) stays a Landlock hole.
+			layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
+				return sandbox.Within(p.Workspace, pp)
+			})
+		}
+	}
 	rulesetFD := -1
 	if f.LandlockABI > 0 {
-		rulesetFD, err = buildRuleset(p, f.LandlockABI)
+		rulesetFD, err = buildRuleset(layout, f.LandlockABI)
 		if err != nil {
 			return &ExitError{ExitCannotRun, err}
 		}
@@ -99,7 +126,7 @@ func lookPath(file string, env []string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
+	return "", fmt.Errorf("%s: %w", file, osexec.ErrNotFound)
 }
 
 // landlockPresets are go-landlock's configurations for ABI 1, 2, …; index ABI-1.
@@ -165,7 +192,18 @@ type walker struct {
 }
 
 func (w *walker) addRoot(e entry) error {
-	fd, err := unix.Open(e.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	var fd int
+	var err error
+	if e.protected {
+		// A protected path lies in the writable workspace, where the command may have
+		// planted a link (.vscode -> ~/.ssh): follow none, in no component.
+		fd, err = unix.Openat2(unix.AT_FDCWD, e.path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+		if errors.Is(err, unix.ELOOP) {
+			return nil // a link in the path: grant nothing
+		}
+	} else {
+		fd, err = unix.Open(e.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EACCES) {
 			return nil // a root that does not exist, or that this user cannot reach, grants nothing
@@ -260,9 +298,11 @@ func (w *walker) rule(fd int, path string, rights uint64) error {
 	return nil
 }
 
-// dropCapabilities clears the ambient and inheritable capability sets and, when the process
-// may (CAP_SETPCAP, as root), the bounding set, so that execve(2) grants no capability even
-// to uid 0 (capabilities(7), "Transformation of capabilities during execve()").
+// dropCapabilities clears the ambient set, the bounding set when the process may
+// (CAP_SETPCAP, as root), and then the inheritable, permitted and effective sets, so that
+// execve(2) grants no capability even to uid 0, and a launcher started in its own user
+// namespace (with CAP_SYS_ADMIN there) keeps none (capabilities(7), "Transformation of
+// capabilities during execve()").
 func dropCapabilities() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("prctl PR_CAP_AMBIENT_CLEAR_ALL: %w", err)
@@ -288,11 +328,11 @@ func dropCapabilities() error {
 			}
 		}
 	}
-	if data[0].Inheritable != 0 || data[1].Inheritable != 0 {
-		data[0].Inheritable, data[1].Inheritable = 0, 0
-		if err := unix.Capset(&hdr, &data[0]); err != nil {
-			return fmt.Errorf("capset: %w", err)
-		}
+	// The launcher needs no capability past this point (no_new_privs, Landlock and seccomp
+	// need none once no_new_privs is set): empty every set.
+	data = [2]unix.CapUserData{}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
 }

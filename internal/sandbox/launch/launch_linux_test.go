@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,10 @@ import (
 const (
 	asLauncherEnv = "S_CODE_TEST_AS_LAUNCHER"
 	probeEnv      = "S_CODE_TEST_PROBE"
+	// driverEnv holds a profile (JSON): the test binary then runs its arguments under it
+	// through sandbox.Command, as the user helper does, and exits with their status. Tests
+	// start it as another user, so that the launcher is started by that user.
+	driverEnv = "S_CODE_TEST_DRIVER_PROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +49,51 @@ func TestMain(m *testing.M) {
 	if p := os.Getenv(probeEnv); p != "" {
 		os.Exit(probe(p, os.Args[1:]))
 	}
+	if p := os.Getenv(driverEnv); p != "" {
+		os.Exit(drive(p, os.Args[1:]))
+	}
 	os.Exit(m.Run())
+}
+
+// drive runs argv under the profile profileJSON through the launcher (this binary), as
+// the user helper does, and returns its exit status.
+func drive(profileJSON string, argv []string) int {
+	p, err := sandbox.ParseProfile([]byte(profileJSON))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, driverEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	cmd, err := sandbox.Command(context.Background(), exe, p, argv, env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// The user helper's runner (internal/execrun) adds a process group to the attributes.
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	return 0
 }
 
 // probe runs one operation inside the sandbox and prints "ok" or "errno NAME".
@@ -114,6 +163,25 @@ func probe(name string, args []string) int {
 	case "kill":
 		pid, _ := strconv.Atoi(args[0])
 		err = unix.Kill(pid, 0)
+	case "capabilities":
+		// Every capability set of the command must be empty, also after a launcher that
+		// held CAP_SYS_ADMIN in its own user namespace; with the argument "bounding" the
+		// bounding set too (a launcher that could empty it: root, or in its own user
+		// namespace; an ordinary user's full bounding set grants nothing under
+		// no_new_privs).
+		var b []byte
+		if b, err = os.ReadFile("/proc/self/status"); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				k, v, _ := strings.Cut(line, ":")
+				if (k == "CapInh" || k == "CapPrm" || k == "CapEff" || k == "CapAmb" || (k == "CapBnd" && len(args) > 0 && args[0] == "bounding")) && strings.Trim(strings.TrimSpace(v), "0") != "" {
+					err = fmt.Errorf("%s is %s", k, strings.TrimSpace(v))
+				}
+			}
+		}
+	case "mountns-usable":
+		err = sandbox.MountNamespaceUsable()
+	case "umount":
+		err = unix.Unmount(args[0], unix.MNT_DETACH)
 	default:
 		fmt.Printf("unknown probe %s\n", name)
 		return 2
@@ -152,6 +220,7 @@ func newFixture(t testing.TB, network bool) *fixture {
 	write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit.sample"), "#!/bin/sh\n")
 	write(t, filepath.Join(f.ws, ".git", "HEAD"), "ref: refs/heads/main\n")
 	write(t, filepath.Join(f.ws, ".git", "modules", "sub", "config"), "[core]\n")
+	write(t, filepath.Join(f.ws, ".vscode", "settings.json"), "{}\n")
 	if err := os.MkdirAll(filepath.Join(f.ws, ".git", "objects"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -239,82 +308,232 @@ func requireLandlock(t testing.TB) {
 	}
 }
 
-// TestFilesystem runs shell commands through the launcher and checks what they may touch.
-// The test runs as root, which owns /etc and the fake home: every refusal below comes from
-// Landlock (root's CAP_DAC_OVERRIDE does not bypass it, and its capabilities are dropped).
-func TestFilesystem(t *testing.T) {
-	requireLandlock(t)
-	f := newFixture(t, false)
-	outside := filepath.Join(filepath.Dir(f.ws), "outside-tmp")
-	tests := []struct {
-		name   string
-		script string
-		ok     bool
-	}{
-		{"write a workspace file", `echo changed > README && cat README`, true},
-		{"create a file in a workspace directory", `echo new > src/new.txt && cat src/new.txt`, true},
-		{"make a directory in a workspace directory", `mkdir -p src/a/b && rmdir src/a/b`, true},
-		{"write the private temporary directory", `echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`, true},
-		{"read a system file", `head -c1 /etc/passwd >/dev/null`, true},
-		{"write /dev/null", `echo x > /dev/null`, true},
-		{"read a runtime root", `cat "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, true},
-		{"write a runtime root", `echo x > "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, false},
-		{"create a file at the workspace top level", `echo x > newfile`, false},
-		{"write the home directory", `echo x > "$HOME/x"`, false},
-		{"write /etc", `echo x > /etc/s-code-sandbox-test`, false},
-		{"write a temporary path outside the private one", `echo x > ` + outside, false},
-		{"write /tmp", `echo x > /tmp/s-code-sandbox-test-$$`, false},
-		{"write .git/hooks", `echo x > .git/hooks/pre-commit`, false},
-		{"write .git/config", `echo x >> .git/config`, false},
-		{"write a submodule's config", `echo x >> .git/modules/sub/config`, false},
-		{"create a submodule hook", `mkdir -p .git/modules/sub/hooks`, false},
-		{"write git objects", `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd`, true},
-		{"create .vscode", `mkdir .vscode`, false},
-		{"read an SSH key", `cat "$HOME/.ssh/id_ed25519"`, false},
-		{"read the host npmrc", `cat "$HOME/.npmrc"`, false},
-		{"read /etc/shadow", `test ! -e /etc/shadow || cat /etc/shadow`, false},
-		{"list the home directory", `ls "$HOME"`, false},
-		{"read another process's environment", `cat /proc/1/environ`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, err := f.sh(t, tt.script)
-			if tt.ok && err != nil {
-				t.Fatalf("want success, got %v: %s", err, out)
-			}
-			if !tt.ok && err == nil {
-				t.Fatalf("want failure, got success: %s", out)
-			}
-		})
-	}
-	// The refusals above are the sandbox's: outside it the same things work.
-	if b, err := os.ReadFile(filepath.Join(f.home, ".ssh", "id_ed25519")); err != nil || len(b) == 0 {
-		t.Fatalf("the fake key must be readable outside the sandbox: %v", err)
-	}
-	if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("%s was written: %v", outside, err)
-	}
-	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf(".git/hooks/pre-commit was written: %v", err)
+// layouts are the two ways the launcher keeps protected paths read-only.
+var layouts = []string{sandbox.ProtectionMountNamespace, sandbox.ProtectionLandlockEntries}
+
+// fsCase is one shell command run in the sandbox, with whether it must succeed under the
+// mount-namespace layout and under the per-entry Landlock layout.
+type fsCase struct {
+	name           string
+	script         string
+	mount, entries bool
+}
+
+// workspaceCases are the checks of the workspace and its protected paths, in order (some
+// depend on earlier ones).
+var workspaceCases = []fsCase{
+	{"write a workspace file", `echo changed > README && cat README`, true, true},
+	{"create a file in a workspace directory", `echo new > src/new.txt && cat src/new.txt`, true, true},
+	{"make a directory in a workspace directory", `mkdir -p src/a/b && rmdir src/a/b`, true, true},
+	{"create a file at the workspace top level", `echo x > newfile && cat newfile`, true, false},
+	{"edit a top-level file in place (sed -i: temporary file and rename)", `sed -i s/changed/edited/ README && grep -q edited README`, true, false},
+	{"make top-level directories", `mkdir node_modules target && touch node_modules/x target/y`, true, false},
+	{"rename and remove top-level entries", `touch a && mv a b && rm b`, true, false},
+	{"create and remove a file directly in .git", `echo x > .git/index.lock && rm .git/index.lock`, true, false},
+	{"write git objects", `mkdir -p .git/objects/ab && echo x > .git/objects/ab/cd`, true, true},
+	{"write .git/hooks", `echo x > .git/hooks/pre-commit`, false, false},
+	{"write .git/config", `echo x >> .git/config`, false, false},
+	{"replace .git/config by rename", `echo x > .git/cfg.new; mv .git/cfg.new .git/config`, false, false},
+	{"remove .git/config", `rm -f .git/config`, false, false},
+	{"write .git/config through a hard link", `ln .git/config cfg-link && echo x >> cfg-link`, false, false},
+	{"write a submodule's config", `echo x >> .git/modules/sub/config`, false, false},
+	{"create a submodule hook", `mkdir -p .git/modules/sub/hooks`, false, false},
+	{"remove .git/hooks", `rm -rf .git/hooks`, false, false},
+	{"move .git/hooks aside", `mv .git/hooks h`, false, false},
+	{"move .git aside", `mv .git g`, false, false},
+	{"write an existing .vscode file", `echo x > .vscode/settings.json`, false, false},
+	{"remove .vscode", `rm -rf .vscode`, false, false},
+	// A protected path missing at launch gets no mount (docs/sandbox.md, known limits).
+	{"create a missing protected directory", `mkdir .claude && rmdir .claude`, true, false},
+}
+
+// outsideCases are the checks of everything outside the workspace.
+func outsideCases(outside string) []fsCase {
+	return []fsCase{
+		{"write the private temporary directory", `echo t > "$TMPDIR/t" && cat "$TMPDIR/t"`, true, true},
+		{"read a system file", `head -c1 /etc/passwd >/dev/null`, true, true},
+		{"write /dev/null", `echo x > /dev/null`, true, true},
+		{"read a runtime root", `cat "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, true, true},
+		{"write a runtime root", `echo x > "$HOME/.nvm/versions/node/v20.0.0/bin/node"`, false, false},
+		{"write the home directory", `echo x > "$HOME/x"`, false, false},
+		{"write /etc", `echo x > /etc/s-code-sandbox-test`, false, false},
+		{"write a temporary path outside the private one", `echo x > ` + outside, false, false},
+		{"write /tmp", `echo x > /tmp/s-code-sandbox-test-$$`, false, false},
+		{"read an SSH key", `cat "$HOME/.ssh/id_ed25519"`, false, false},
+		{"read the host npmrc", `cat "$HOME/.npmrc"`, false, false},
+		{"read /etc/shadow", `test ! -e /etc/shadow || cat /etc/shadow`, false, false},
+		{"list the home directory", `ls "$HOME"`, false, false},
+		{"read another process's environment", `cat /proc/1/environ`, false, false},
 	}
 }
 
-// TestSymlinkPlantedInWorkspace checks that a symbolic link at the workspace top level,
-// which the launcher walks to carve out protected paths, does not extend the grant to its
-// target.
-func TestSymlinkPlantedInWorkspace(t *testing.T) {
+// TestFilesystem runs shell commands through the launcher and checks what they may touch,
+// under both layouts of the protected paths. The test runs as root, which owns /etc and the
+// fake home: every refusal below comes from the sandbox (root's CAP_DAC_OVERRIDE does not
+// bypass Landlock, and its capabilities are dropped).
+func TestFilesystem(t *testing.T) {
 	requireLandlock(t)
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = layout
+			outside := filepath.Join(filepath.Dir(f.ws), "outside-tmp")
+			for _, tt := range append(slices.Clone(workspaceCases), outsideCases(outside)...) {
+				t.Run(tt.name, func(t *testing.T) {
+					want := tt.mount
+					if layout == sandbox.ProtectionLandlockEntries {
+						want = tt.entries
+					}
+					out, err := f.sh(t, tt.script)
+					if want && err != nil {
+						t.Fatalf("want success, got %v: %s", err, out)
+					}
+					if !want && err == nil {
+						t.Fatalf("want failure, got success: %s", out)
+					}
+					if layout == sandbox.ProtectionMountNamespace && strings.Contains(out, "per-entry Landlock") {
+						t.Fatalf("the launcher fell back to the per-entry layout: %s", out)
+					}
+				})
+			}
+			// The refusals above are the sandbox's: outside it the same things work.
+			if b, err := os.ReadFile(filepath.Join(f.home, ".ssh", "id_ed25519")); err != nil || len(b) == 0 {
+				t.Fatalf("the fake key must be readable outside the sandbox: %v", err)
+			}
+			if _, err := os.Stat(outside); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%s was written: %v", outside, err)
+			}
+			f.checkProtectedIntact(t)
+			// The launcher's mounts stay in its own namespace.
+			if b, err := os.ReadFile("/proc/self/mountinfo"); err != nil || strings.Contains(string(b), f.ws) {
+				t.Errorf("the workspace's mounts leaked into the test's mount namespace: %v\n%s", err, b)
+			}
+		})
+	}
+}
+
+// checkProtectedIntact fails t when a protected file of the fixture was changed, removed or
+// added to.
+func (f *fixture) checkProtectedIntact(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(f.ws, ".git", "hooks", "pre-commit")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf(".git/hooks/pre-commit was written: %v", err)
+	}
+	for name, want := range map[string]string{
+		".git/config":                  "[core]\n\tbare = false\n",
+		".git/hooks/pre-commit.sample": "#!/bin/sh\n",
+		".vscode/settings.json":        "{}\n",
+	} {
+		if fi, err := os.Lstat(filepath.Join(f.ws, filepath.Dir(name))); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			continue // planted by the test
+		}
+		if b, err := os.ReadFile(filepath.Join(f.ws, name)); err != nil || string(b) != want {
+			t.Errorf("%s changed: %q, %v", name, b, err)
+		}
+	}
+}
+
+// TestGitCommit checks that git add and git commit work in the sandbox (they create
+// .git/index.lock and new objects) while the repository's hooks and config stay read-only.
+func TestGitCommit(t *testing.T) {
+	requireLandlock(t)
+	git := testenv.RequireTool(t, "git")
 	f := newFixture(t, false)
-	if err := os.Symlink(filepath.Join(f.home, ".ssh"), filepath.Join(f.ws, "keys")); err != nil {
+	if err := os.RemoveAll(filepath.Join(f.ws, ".git")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(f.home, filepath.Join(f.ws, "home")); err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command(git, "init", "-q", "-b", "main", f.ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
 	}
-	for _, script := range []string{`cat keys/id_ed25519`, `echo x > home/planted`} {
+	f.env = append(f.env, "GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@example.com", "GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@example.com", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := f.sh(t, `git add . && git commit -q -m first && echo more >> README && git commit -qam second && git log --format=%s`)
+	if err != nil || strings.Fields(out)[0] != "second" {
+		t.Fatalf("git add and commit in the sandbox: %v\n%s", err, out)
+	}
+	for _, script := range []string{`git config core.hooksPath /tmp`, `echo 'exit 0' > .git/hooks/pre-commit`} {
 		if out, err := f.sh(t, script); err == nil {
 			t.Errorf("%s: want failure, got success: %s", script, out)
 		}
+	}
+}
+
+// TestSymlinkPlantedInWorkspace checks that symbolic links in the workspace, which the
+// launcher walks to carve out protected paths and opens to mount them, never extend a grant
+// to their targets: not at the top level (keys -> ~/.ssh), and not as a protected path
+// (.vscode -> ~/.ssh), which makes the mount-namespace layout fall back to the per-entry one.
+func TestSymlinkPlantedInWorkspace(t *testing.T) {
+	requireLandlock(t)
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = layout
+			ssh := filepath.Join(f.home, ".ssh")
+			if err := os.RemoveAll(filepath.Join(f.ws, ".vscode")); err != nil {
+				t.Fatal(err)
+			}
+			for link, target := range map[string]string{"keys": ssh, "home": f.home, ".vscode": ssh} {
+				if err := os.Symlink(target, filepath.Join(f.ws, link)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, script := range []string{`cat keys/id_ed25519`, `echo x > home/planted`, `cat .vscode/id_ed25519`, `ls .vscode/`, `rm .vscode && mkdir .vscode`} {
+				if out, err := f.sh(t, script); err == nil {
+					t.Errorf("%s: want failure, got success: %s", script, out)
+				}
+			}
+			out, err := f.sh(t, `echo x > .git/hooks/pre-commit; echo ok > src/ok`)
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if fellBack := strings.Contains(out, "per-entry Landlock"); fellBack != (layout == sandbox.ProtectionMountNamespace) {
+				t.Errorf("fell back to the per-entry layout: %v, want %v: %s", fellBack, layout == sandbox.ProtectionMountNamespace, out)
+			}
+			f.checkProtectedIntact(t)
+		})
+	}
+}
+
+// TestMountLayoutEdges checks the mount-namespace layout on workspaces whose .git is not a
+// complete directory: a linked worktree's .git file stays read-only, a .git without hooks
+// gets an empty, read-only hooks directory, and a .git without config makes the launcher
+// fall back to the per-entry layout (and say so).
+func TestMountLayoutEdges(t *testing.T) {
+	requireLandlock(t)
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, ws string)
+		script   string
+		ok       bool
+		fallback bool
+	}{
+		{"a .git file cannot be written", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git"))
+			write(t, filepath.Join(ws, ".git"), "gitdir: /nonexistent/.git/worktrees/ws\n")
+		}, `echo gitdir: /tmp/evil > .git`, false, false},
+		{"a .git file cannot be removed", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git"))
+			write(t, filepath.Join(ws, ".git"), "gitdir: /nonexistent/.git/worktrees/ws\n")
+		}, `rm -f .git`, false, false},
+		{"a missing .git/hooks is made and read-only", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git", "hooks"))
+		}, `test -d .git/hooks && ! echo x > .git/hooks/pre-commit && echo x > newfile`, true, false},
+		{"a .git without config falls back", func(t *testing.T, ws string) {
+			os.Remove(filepath.Join(ws, ".git", "config"))
+		}, `echo x > .git/config`, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = sandbox.ProtectionMountNamespace
+			tt.setup(t, f.ws)
+			out, err := f.sh(t, tt.script)
+			if tt.ok != (err == nil) {
+				t.Fatalf("want ok=%v, got %v: %s", tt.ok, err, out)
+			}
+			if got := strings.Contains(out, "per-entry Landlock"); got != tt.fallback {
+				t.Fatalf("fell back: %v, want %v: %s", got, tt.fallback, out)
+			}
+		})
 	}
 }
 
@@ -387,6 +606,8 @@ func TestEscapeProneCalls(t *testing.T) {
 		{"unshare-user", nil, "errno EPERM"},
 		{"io-uring", nil, "errno ENOSYS"},
 		{"tiocsti", nil, "errno EPERM"},
+		{"capabilities", []string{"bounding"}, "ok"},
+		{"umount", []string{filepath.Join(f.ws, ".git", "hooks")}, "errno EPERM"},
 		// Landlock ABI 6 scoping: no signals to processes outside the sandbox.
 		{"kill", []string{strconv.Itoa(os.Getpid())}, "errno EPERM"},
 	}
@@ -489,12 +710,13 @@ func TestNoLandlock(t *testing.T) {
 	}
 }
 
-// TestOrdinaryUser runs key checks as uid 65534 with a workspace and home it owns: the
-// refusals must come from the sandbox, since file permissions allow them.
+// TestOrdinaryUser runs the checks as uid 65534 with a workspace and home it owns: the
+// refusals must come from the sandbox, since file permissions allow them. The test binary
+// runs as that user and starts the launcher through sandbox.Command, as the user helper
+// does, so under the mount-namespace layout the launcher starts in its own user namespace.
 func TestOrdinaryUser(t *testing.T) {
 	testenv.RequireRoot(t)
 	requireLandlock(t)
-	f := newFixture(t, false)
 	// Let uid 65534 reach the test binary and own the fixture.
 	exe, _ := os.Executable()
 	bin := filepath.Join(t.TempDir(), "launch.test")
@@ -502,38 +724,94 @@ func TestOrdinaryUser(t *testing.T) {
 	for d := filepath.Dir(bin); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
 	}
-	for d := filepath.Dir(f.ws); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	if err := sandbox.Prepare(f.profile); err != nil {
-		t.Fatal(err)
-	}
-	for _, root := range []string{f.ws, f.home, f.cacheRoot} {
-		filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
-	}
-	tests := []struct {
-		script string
-		ok     bool
-	}{
-		{`echo x > README`, true},
-		{`echo x > "$TMPDIR/x"`, true},
-		{`echo x > "$HOME/x"`, false},
-		{`cat "$HOME/.ssh/id_ed25519"`, false},
-		{`echo x > .git/hooks/pre-commit`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.script, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd, err := sandbox.Command(ctx, bin, f.profile, []string{"sh", "-c", tt.script}, f.env)
+	for _, layout := range layouts {
+		t.Run(layout, func(t *testing.T) {
+			f := newFixture(t, false)
+			f.profile.Protection = layout
+			f.profile.ReadOnlyRoots = append(f.profile.ReadOnlyRoots, filepath.Dir(bin)) // the probe
+			for d := filepath.Dir(f.ws); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+				os.Chmod(d, 0o755)
+			}
+			if err := sandbox.Prepare(f.profile); err != nil {
+				t.Fatal(err)
+			}
+			for _, root := range []string{f.ws, f.home, f.cacheRoot} {
+				filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+			}
+			profile, err := f.profile.Marshal()
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-			out, err := cmd.CombinedOutput()
-			if tt.ok != (err == nil) {
-				t.Fatalf("want ok=%v, got %v: %s", tt.ok, err, out)
+			run := func(t *testing.T, argv ...string) (string, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, bin, argv...)
+				cmd.Env = append(slices.Clone(f.env), driverEnv+"="+string(profile))
+				cmd.Dir = f.ws
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, err := cmd.CombinedOutput()
+				return string(out), err
 			}
+			for _, tt := range workspaceCases {
+				t.Run(tt.name, func(t *testing.T) {
+					want := tt.mount
+					if layout == sandbox.ProtectionLandlockEntries {
+						want = tt.entries
+					}
+					out, err := run(t, "sh", "-c", tt.script)
+					if want != (err == nil) {
+						t.Fatalf("want ok=%v, got %v: %s", want, err, out)
+					}
+					if layout == sandbox.ProtectionMountNamespace && strings.Contains(out, "per-entry Landlock") {
+						t.Fatalf("the launcher fell back to the per-entry layout: %s", out)
+					}
+				})
+			}
+			for _, tt := range []struct{ script string }{
+				{`echo x > "$HOME/x"`}, {`cat "$HOME/.ssh/id_ed25519"`}, {`echo x > /tmp/s-code-sandbox-test-$$`},
+			} {
+				t.Run(tt.script, func(t *testing.T) {
+					if out, err := run(t, "sh", "-c", tt.script); err == nil {
+						t.Fatalf("want failure, got success: %s", out)
+					}
+				})
+			}
+			t.Run("launcher started without a user namespace falls back", func(t *testing.T) {
+				// Started directly as the user (not through sandbox.Command), the launcher
+				// has no CAP_SYS_ADMIN: it must keep the protected paths read-only with the
+				// per-entry layout and say so.
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd, err := sandbox.Command(ctx, bin, f.profile, []string{"sh", "-c", `echo x > .git/hooks/pre-commit; echo x > newfile2`}, f.env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, err := cmd.CombinedOutput()
+				if err == nil || (layout == sandbox.ProtectionMountNamespace) != strings.Contains(string(out), "per-entry Landlock") {
+					t.Fatalf("want both writes refused and, for %s, the fallback named: %v: %s", layout, err, out)
+				}
+			})
+			t.Run("user namespace probe", func(t *testing.T) {
+				cmd := exec.Command(bin)
+				cmd.Env = []string{probeEnv + "=mountns-usable"}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, _ := cmd.CombinedOutput()
+				if strings.TrimSpace(string(out)) != "ok" {
+					t.Fatalf("MountNamespaceUsable as uid 65534 (unshare -Ur works here): %s", out)
+				}
+			})
+			t.Run("capabilities", func(t *testing.T) {
+				args := []string{"env", probeEnv + "=capabilities", bin}
+				if layout == sandbox.ProtectionMountNamespace {
+					args = append(args, "bounding")
+				}
+				out, err := run(t, args...)
+				if err != nil || strings.TrimSpace(out) != "ok" {
+					t.Fatalf("capabilities of the command: %v: %s", err, out)
+				}
+			})
+			f.checkProtectedIntact(t)
 		})
 	}
 }

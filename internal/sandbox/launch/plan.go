@@ -20,6 +20,9 @@ const (
 type entry struct {
 	path   string
 	access access
+	// protected reports whether path is a protected path: it is opened without following
+	// symbolic links, so a link planted there never grants its target.
+	protected bool
 	// holes are the other entries' paths strictly beneath path: the walk grants path's
 	// other contents and leaves each hole to its own entry (or to nothing, when denied).
 	holes []string
@@ -80,6 +83,7 @@ func plan(p sandbox.Profile) []entry {
 		return false
 	})
 	for i := range out {
+		out[i].protected = out[i].access == accessRead && slices.Contains(p.ProtectedPaths, out[i].path)
 		for _, o := range out {
 			if o.path != out[i].path && sandbox.Within(out[i].path, o.path) {
 				out[i].holes = append(out[i].holes, o.path)
