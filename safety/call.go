@@ -107,6 +107,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	}
 	name := as.Name.Value
 	a.envName(name, c)
+	a.assignRef(name, c)
 	if bare && (taint != 0 || a.taint[name] != 0) {
 		if a.taint == nil {
 			a.taint = map[string]eff{}
@@ -136,6 +137,43 @@ func (a *analyzer) envName(name string, c *callInfo) {
 	}
 }
 
+// nameref records that ref is a name reference (declare -n ref=target; target.s is "" when
+// it is not given yet): the values of both names are unknown from now on, setting the
+// reference sets the target (judged as such), and a reference whose target is only known at
+// run time may set any variable.
+func (a *analyzer) nameref(ref string, target arg, c *callInfo) {
+	if a.aliased == nil {
+		a.aliased = map[string]bool{}
+	}
+	a.aliased[ref] = true
+	a.forget(ref)
+	name := target.s
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	if target.dyn || !validName(name) {
+		if target.dyn {
+			a.find(c, "env.dynamic", Ask, "declare -n refers to a variable named only at run time")
+		}
+		if a.refOpen == nil {
+			a.refOpen = map[string]bool{}
+		}
+		a.refOpen[ref] = true
+		return
+	}
+	a.envName(name, c)
+	a.aliased[name] = true
+	a.forget(name)
+}
+
+// assignRef judges setting name when it is a name reference whose target is not known:
+// the assignment may set any variable.
+func (a *analyzer) assignRef(name string, c *callInfo) {
+	if a.refOpen[name] {
+		a.find(c, "env.dynamic", Ask, "Setting the name reference "+name+" sets a variable named only at run time")
+	}
+}
+
 // decl judges declare, typeset, export, local, readonly and nameref.
 func (a *analyzer) decl(x *syntax.DeclClause) {
 	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
@@ -147,12 +185,20 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 				nameref = true
 			}
 		}
-		if nameref && as.Value != nil && !as.Naked {
-			// declare -n ref=PATH: assigning ref later assigns PATH.
-			if l := as.Value.Lit(); l != "" {
-				a.envName(l, c)
+		if !nameref || as.Name == nil {
+			continue
+		}
+		// declare -n ref=PATH: assigning ref later assigns PATH, and $ref is PATH's value.
+		var target arg
+		if as.Value != nil && !as.Naked {
+			var buf [2]arg
+			if vs := a.word(buf[:0], as.Value, false); len(vs) == 1 {
+				target = vs[0]
+			} else {
+				target = arg{s: dyn, dyn: true}
 			}
 		}
+		a.nameref(as.Name.Value, target, c)
 	}
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {

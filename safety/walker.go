@@ -53,6 +53,8 @@ type analyzer struct {
 	funcCwd  map[string]string            // functions whose body changes the directory: name → directory ("" unknown)
 	procText map[*syntax.ProcSubst]string // process substitutions whose output is known text
 	written  map[string]string            // files written earlier in the command with known content (dyn when unknown)
+	aliased  map[string]bool              // name references and their targets (declare -n): their values are never known
+	refOpen  map[string]bool              // name references whose target is only known at run time
 
 	curDialect Dialect           // dialect of the script being judged
 	verb       string            // how the command being judged changes the paths it writes ("Deleting" …); "" is writing

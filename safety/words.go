@@ -632,6 +632,9 @@ func shellMatch(pat, s string) bool {
 
 // paramValue returns the value of a named parameter when it is known.
 func (a *analyzer) paramValue(name string) (string, bool) {
+	if a.aliased[name] {
+		return "", false // declare -n: the value is another variable's
+	}
 	if v, ok := a.vars[name]; ok {
 		if strings.Contains(v, dyn) {
 			return "", false
