@@ -547,6 +547,14 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				return 0
 			}
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
+			if p, ok := a.resolve(a0); ok && !strings.Contains(p, dyn) {
+				// /usr/bin/../bin/rm, //bin//rm, ../../usr/bin/rm: a system program under
+				// another spelling. Symbolic links may make the path name something else,
+				// so this only adds the system program's findings to the ask above.
+				if j := strings.LastIndexByte(p, '/'); systemBinDir(p[:j]) {
+					return a.judgeProgram(append([]arg{{s: p[j+1:], w: a0.w}}, argv[1:]...), c)
+				}
+			}
 			return 0
 		}
 		name = name[i+1:]

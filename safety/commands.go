@@ -245,6 +245,15 @@ func (a *analyzer) writes(ops []arg, c *callInfo) {
 // destroy judges deleting, moving or recursively changing a path: critical paths are
 // denied with the given rule family ("rm", "mv", "chmod"). It reports whether it denied.
 func (a *analyzer) destroy(x arg, fam string, c *callInfo) bool {
+	if x.dyn && x.w != nil {
+		// rm -rf "${X:-/}": the default is what is deleted when X is unset.
+		if alt := defaultWord(x.w); alt != "" {
+			_, g := unescapeBare(alt)
+			if a.destroy(arg{s: alt, glob: g}, fam, c) {
+				return true
+			}
+		}
+	}
 	var p string
 	if strings.HasPrefix(x.s, dyn) {
 		rest := strings.TrimLeft(x.s[len(dyn):], "/")
