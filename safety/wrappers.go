@@ -323,7 +323,7 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 		}
 		if !in.literal {
 			a.find(c, "dynamic.script", Ask, "The script fed on stdin is only known at run time")
-			return effShellStdin
+			return effShellStdin | effStdinCode
 		}
 	}
 	if shell && !in.hasInput && a.pipeKnown {
@@ -339,7 +339,7 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 	} else {
 		a.find(c, "exec.shell-stdin", Ask, "")
 	}
-	return effShellStdin
+	return effShellStdin | effStdinCode
 }
 
 // joinArgs joins argument values with spaces, as eval and watch do, keeping run-time marks.
