@@ -108,6 +108,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	name := as.Name.Value
 	a.envName(name, c)
 	a.assignRef(name, c)
+	a.envFile(name, val, known, c)
 	if bare && (taint != 0 || a.taint[name] != 0) {
 		if a.taint == nil {
 			a.taint = map[string]eff{}
@@ -134,6 +135,26 @@ func (a *analyzer) envName(name string, c *callInfo) {
 	}
 	if injectionVar(name) {
 		a.find(c, "env.injection", Deny, "Setting "+name+" changes which code programs run")
+	}
+}
+
+// envFile judges the value of an environment variable that names a file a program writes:
+// Git appends its traces to the absolute path in GIT_TRACE* (git(1) "GIT_TRACE"), and an
+// interactive bash writes its history to HISTFILE when it exits (bash(1)).
+func (a *analyzer) envFile(name, val string, known bool, c *callInfo) {
+	switch {
+	case strings.HasPrefix(name, "GIT_TRACE"):
+		if !known {
+			a.find(c, "write.dynamic-path", Ask, name+" names a trace file only known at run time")
+		} else if strings.HasPrefix(val, "/") {
+			a.writeTarget(lit(val), "write", c.pos, c.end)
+		}
+	case name == "HISTFILE":
+		if !known {
+			a.find(c, "write.dynamic-path", Ask, name+" names a history file only known at run time")
+		} else if val != "" {
+			a.writeTarget(lit(val), "write", c.pos, c.end)
+		}
 	}
 }
 

@@ -567,8 +567,11 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 			rest = append(split, rest...)
 		}
 	}
+	if len(rest) > 0 && rest[0].s == "-" && !rest[0].dyn {
+		rest = rest[1:] // env - is env -i (POSIX)
+	}
 	for len(rest) > 0 {
-		k, _, ok := strings.Cut(rest[0].s, "=")
+		k, v, ok := strings.Cut(rest[0].s, "=")
 		if !ok || k == "" || strings.HasPrefix(k, "-") {
 			break
 		}
@@ -576,6 +579,7 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 			a.find(c, "env.dynamic", Ask, "")
 		} else {
 			a.envName(k, c)
+			a.envFile(k, v, !strings.Contains(v, dyn), c)
 		}
 		rest = rest[1:]
 	}
