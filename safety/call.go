@@ -109,6 +109,15 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	a.envName(name, c)
 	a.assignRef(name, c)
 	a.envFile(name, val, known, c)
+	if name == "CDPATH" {
+		// Sticky: a CDPATH set anywhere in the command makes every later cd DIR uncertain.
+		switch {
+		case !known:
+			a.cdpath = dyn
+		case val != "" && !strings.Contains(a.cdpath, dyn):
+			a.cdpath = strings.Trim(a.cdpath+":"+val, ":")
+		}
+	}
 	if bare && (taint != 0 || a.taint[name] != 0) {
 		if a.taint == nil {
 			a.taint = map[string]eff{}

@@ -220,6 +220,8 @@ func hCd(a *analyzer, argv []arg, c *callInfo) eff {
 		} else if !ok {
 			a.cwd = a.ctx.Home
 		}
+	case a.cdpath != "" && cdpathSearched(ops[0].s):
+		a.cwd = a.cdpathDir(ops[0])
 	default:
 		p, ok := a.resolve(ops[0])
 		if !ok || strings.Contains(p, dyn) || ops[0].glob {
@@ -233,6 +235,35 @@ func hCd(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	a.oldpwd, a.oldSet = prev, true
 	return 0
+}
+
+// cdpathSearched reports whether cd looks the directory dir up in CDPATH (bash(1): a
+// directory that does not begin with "/", "." or "..").
+func cdpathSearched(dir string) bool {
+	return !strings.HasPrefix(dir, "/") && dir != "." && dir != ".." && !strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../")
+}
+
+// cdpathDir returns the directory cd dir enters when CDPATH is set, as far as it matters
+// here: bash tries each CDPATH entry before the working directory, and which one it enters
+// depends on which directories exist. The first candidate outside the workspace is
+// returned (judging later commands there is the stricter reading), else "" (unknown).
+func (a *analyzer) cdpathDir(dir arg) string {
+	if strings.Contains(a.cdpath, dyn) || dir.dyn || dir.glob {
+		return ""
+	}
+	for _, e := range strings.Split(a.cdpath, ":") {
+		if e == "" {
+			e = "."
+		}
+		p, ok := a.resolve(lit(e + "/" + dir.s))
+		if !ok {
+			return ""
+		}
+		if !within(p, a.ctx.Workspace) {
+			return p
+		}
+	}
+	return ""
 }
 
 // writes judges every operand as a written path.

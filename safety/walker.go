@@ -56,6 +56,7 @@ type analyzer struct {
 	written  map[string]string            // files written earlier in the command with known content (dyn when unknown)
 	aliased  map[string]bool              // name references and their targets (declare -n): their values are never known
 	refOpen  map[string]bool              // name references whose target is only known at run time
+	cdpath   string                       // CDPATH set in this command ("" when not set; dyn when unknown)
 
 	curDialect Dialect           // dialect of the script being judged
 	verb       string            // how the command being judged changes the paths it writes ("Deleting" …); "" is writing
