@@ -13,7 +13,8 @@ func gitExecKey(k string) bool {
 		"diff.external", "credential.helper", "gpg.program", "sequence.editor",
 		"uploadpack.packobjectshook", "include.path", "sendemail.smtpserver",
 		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd",
-		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy":
+		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy",
+		"interactive.difffilter", "init.templatedir", "gpg.ssh.defaultkeycommand":
 		return true
 	}
 	parts := strings.Split(k, ".")
@@ -23,6 +24,8 @@ func gitExecKey(k string) bool {
 		return true
 	case "diff":
 		return last == "textconv" || last == "command" || last == "external"
+	case "tar":
+		return last == "command" // git archive --format=<format> pipes through it
 	case "merge":
 		return last == "driver"
 	case "gpg":

@@ -187,6 +187,12 @@ var systemPersistence = [][]string{
 	{"etc", "paths"}, {"etc", "paths.d"}, {"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
 	{"usr", "lib", "systemd", "system"}, {"usr", "lib", "systemd", "user"},
 	{"etc", "systemd", "system-generators"}, {"etc", "binfmt.d"}, {"etc", "initramfs-tools", "scripts"},
+	{"lib", "systemd", "system-generators"}, {"usr", "lib", "systemd", "system-generators"},
+	{"usr", "lib", "systemd", "user-generators"}, {"etc", "systemd", "user-generators"},
+	{"etc", "environment.d"}, {"etc", "periodic"}, {"etc", "zshrc"}, {"etc", "zshenv"},
+	{"etc", "zprofile"}, {"etc", "zlogin"}, {"etc", "fish"}, {"etc", "csh.cshrc"},
+	{"etc", "csh.login"}, {"etc", "gitconfig"}, {"etc", "sudo.conf"}, {"etc", "logrotate.d"},
+	{"etc", "logrotate.conf"}, {"usr", "share", "bash-completion"},
 }
 
 // systemRoots are the top-level directories of the operating system.
@@ -260,10 +266,17 @@ func (a *analyzer) classify(p string) pathClass {
 			return pcTmp
 		}
 	}
-	// Any user's startup files and SSH directory.
+	// Any user's startup files and SSH directory, root's (/root, macOS /var/root) too.
 	if len(comps) >= 3 && (comps[0] == "home" || comps[0] == "users") {
 		for _, pat := range homePersistence {
 			if underPattern(comps[2:], pat) {
+				return pcPersistence
+			}
+		}
+	}
+	if rest, ok := rootHomeRel(comps); ok {
+		for _, pat := range homePersistence {
+			if underPattern(rest, pat) {
 				return pcPersistence
 			}
 		}
@@ -275,6 +288,18 @@ func (a *analyzer) classify(p string) pathClass {
 		return pcSystem
 	}
 	return pcOutside
+}
+
+// rootHomeRel returns the components of a path below root's home directory (/root, or
+// /var/root on macOS), and whether it is below it.
+func rootHomeRel(comps []string) ([]string, bool) {
+	switch {
+	case len(comps) >= 2 && comps[0] == "root":
+		return comps[1:], true
+	case len(comps) >= 3 && comps[0] == "var" && comps[1] == "root":
+		return comps[2:], true
+	}
+	return nil, false
 }
 
 // compRoot reports whether a first path component may name a system root.
@@ -483,6 +508,11 @@ var credentialHome = [][]string{
 	{".config", "github-copilot"}, {".config", "git", "credentials"}, {".claude", ".credentials.json"}, {".bash_history"},
 	{".zsh_history"}, {".python_history"}, {".mysql_history"}, {".psql_history"},
 	{".node_repl_history"}, {".sqlite_history"}, {".histfile"}, {".local", "share", "fish", "fish_history"},
+	// Browser profiles: saved passwords, their keys and session cookies.
+	{".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"},
+	{".config", "bravesoftware"}, {".config", "microsoft-edge"}, {".config", "vivaldi"},
+	{".thunderbird"}, {"library", "application support", "google", "chrome"},
+	{"library", "application support", "firefox"}, {"library", "cookies"},
 }
 
 // credentialNames are file names of private keys and token files, wherever they are
