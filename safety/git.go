@@ -66,6 +66,7 @@ var gitGlobalArg = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "-
 func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	cwd := a.cwd
 	defer func() { a.cwd = cwd }()
+	workTree, wtSet := "", false // --work-tree: the directory Git changes ("" unknown)
 	i := 1
 	for i < len(argv) {
 		s := argv[i].s
@@ -108,6 +109,12 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		case "--git-dir", "--work-tree", "--namespace":
 			a.find(c, "git.repo-override", Ask, "")
+			if name == "--work-tree" {
+				workTree, wtSet = "", true
+				if q, ok := a.resolve(v); ok && !strings.Contains(q, dyn) {
+					workTree = q
+				}
+			}
 		case "-p", "--paginate":
 			a.find(c, "git.pager", Ask, "")
 		case "--version", "--help", "-h", "--html-path", "--man-path", "--info-path":
@@ -124,6 +131,18 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	if sub.dyn {
 		a.find(c, "dynamic.command", Ask, "The git subcommand is only known at run time")
 		return 0
+	}
+	if !wtSet {
+		workTree = a.cwd
+	}
+	if gitChangesWorkTree[sub.s] && a.ctx.Role != RoleRoot && a.ctx.Workspace != "" && !within(workTree, a.ctx.Workspace) {
+		// git -C ~ reset --hard, git --work-tree=/home/dev checkout -- .bashrc: the files
+		// changed are those of a work tree outside the workspace.
+		d := workTree
+		if d == "" {
+			d = dyn
+		}
+		a.writeTarget(arg{s: d + "/" + dyn, dyn: true}, "write", c.pos, c.end)
 	}
 	args := argv[i:]
 	for _, x := range args[1:] {
@@ -330,6 +349,16 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 }
 
 // isGitReflogVerb reports whether s is a reflog subcommand that changes the reflog.
+// gitChangesWorkTree lists Git subcommands that change, create or delete files of the work
+// tree.
+var gitChangesWorkTree = map[string]bool{
+	"reset": true, "checkout": true, "switch": true, "restore": true, "clean": true,
+	"merge": true, "pull": true, "rebase": true, "cherry-pick": true, "revert": true,
+	"stash": true, "am": true, "apply": true, "rm": true, "mv": true, "read-tree": true,
+	"checkout-index": true, "sparse-checkout": true, "bisect": true, "submodule": true,
+	"merge-file": true, "lfs": true,
+}
+
 func isGitReflogVerb(s string) bool { return s == "expire" || s == "delete" || s == "drop" }
 
 // gitReadOnly judges read-only git subcommands: --output writes; --ext-diff and
