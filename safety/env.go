@@ -20,12 +20,19 @@ var injectionExact = map[string]bool{
 	"GEM_PATH": true, "GEM_HOME": true, "BUNDLE_GEMFILE": true, "PHPRC": true,
 	"PHP_INI_SCAN_DIR": true, "CLASSPATH": true, "HISTCONTROL": false, "GCONV_PATH": true,
 	"LOCPATH": false, "MALLOC_CHECK_": false, "NLSPATH": true, "HOSTALIASES": true,
-	"RESOLV_HOST_CONF": true, "XDG_CONFIG_HOME": false, "GLIBC_TUNABLES": true,
+	"RESOLV_HOST_CONF": true, "XDG_CONFIG_HOME": true, "GLIBC_TUNABLES": true,
 	"PYTHONWARNINGS": true, "EMACSLOADPATH": true, "VIMINIT": true, "EXINIT": true,
 	"MYVIMRC": true, "GVIMINIT": true, "WGETRC": true, "CURL_HOME": true, "NPM_CONFIG_PREFIX": false,
 	"CDPATH": false, "TERMINAL": true, "FCEDIT": true, "SUDO_EDITOR": true, "DIFFPROG": true,
 	"PS0": true, "PS1": true, "PS2": true, "LESS": true, "LESSKEY": true, "LESSKEYIN": true,
 	"LESSKEY_SYSTEM": true, "LESSKEYIN_SYSTEM": true, "LESSEDIT": true,
+	// Where programs find their configuration, which names programs to run: git reads
+	// $HOME/.gitconfig and $XDG_CONFIG_HOME/git/config (core.fsmonitor, core.pager),
+	// kubectl a kubeconfig's exec credential plugins, the AWS CLI credential_process, go a
+	// GOENV file's GOFLAGS, cargo $CARGO_HOME/config.toml; GOTOOLCHAIN downloads and runs a
+	// Go toolchain.
+	"HOME": true, "XDG_CONFIG_DIRS": true, "KUBECONFIG": true, "AWS_CONFIG_FILE": true,
+	"GOENV": true, "CARGO_HOME": true, "GOTOOLCHAIN": true,
 }
 
 // safeGit lists GIT_* variables that only change identity, output or tracing.
