@@ -473,9 +473,49 @@ func (a *analyzer) arith(x syntax.ArithmExpr) {
 		a.arith(n.X)
 	case *syntax.Word:
 		a.wordEffects(n)
+		a.arithOperand(n)
 	default:
 		a.addNode("parse.unknown-node", Ask, x, "This arithmetic expression is not judged")
 	}
+}
+
+// arithOperand judges the value bash evaluates again for an arithmetic operand: a variable
+// named by the operand (x, $x, ${x}) whose known value is itself an expression, where
+// a[$(cmd)] runs cmd (x='a[$(id)]'; (( x ))). Names are followed as bash follows them.
+func (a *analyzer) arithOperand(w *syntax.Word) {
+	name := w.Lit()
+	if len(w.Parts) == 1 {
+		if pe, ok := w.Parts[0].(*syntax.ParamExp); ok && pe.Param != nil && pe.Exp == nil && pe.Index == nil && !pe.Excl && !pe.Length && pe.Repl == nil && pe.Slice == nil {
+			name = pe.Param.Value
+		}
+	}
+	for range 8 {
+		if !validName(name) {
+			return
+		}
+		v, ok := a.paramValue(name)
+		if !ok {
+			return
+		}
+		if evaluated(v) {
+			a.evalCode(v, w)
+			return
+		}
+		name = strings.TrimSpace(v)
+	}
+}
+
+// evaluated reports whether text that bash evaluates again holds command substitutions.
+func evaluated(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "$[")
+}
+
+// evalCode judges the command substitutions in v, a value bash evaluates again when it
+// expands node (an arithmetic operand, ${!x}, ${x@P}).
+func (a *analyzer) evalCode(v string, node syntax.Node) {
+	c := a.newCall(int(node.Pos().Offset()), int(node.End().Offset()))
+	defer a.freeCall(c)
+	a.subscriptCode(lit(v), c)
 }
 
 // test walks a [[ ]] expression for substitutions.
@@ -492,6 +532,15 @@ func (a *analyzer) test(x syntax.TestExpr) {
 	case *syntax.BinaryTest:
 		a.test(n.X)
 		a.test(n.Y)
+		switch n.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsLeq, syntax.TsGtr, syntax.TsGeq:
+			// [[ $x -eq 1 ]] evaluates both operands as arithmetic expressions.
+			for _, t := range []syntax.TestExpr{n.X, n.Y} {
+				if w, ok := t.(*syntax.Word); ok {
+					a.arithOperand(w)
+				}
+			}
+		}
 	case *syntax.UnaryTest:
 		if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet {
 			c := a.newCall(int(n.Pos().Offset()), int(n.End().Offset()))

@@ -523,6 +523,21 @@ func (a *analyzer) param(x *syntax.ParamExp) (string, bool) {
 		e.vals = []string{""}
 		e.part(x.NestedParam, true, false)
 	}
+	if x.Excl && x.Param != nil && x.Index == nil {
+		// ${!x}: the value of x names the variable, a[$(cmd)] included.
+		if v, ok := a.paramValue(x.Param.Value); ok && evaluated(v) {
+			a.evalCode(v, x)
+		}
+	}
+	if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Param != nil && x.Exp.Word != nil && strings.ContainsAny(x.Exp.Word.Lit(), "P") {
+		// ${x@P} expands the value as a prompt string: its command substitutions run.
+		if v, ok := a.paramValue(x.Param.Value); !ok {
+			a.addNode("dynamic.script", Ask, x, "${"+x.Param.Value+"@P} runs the command substitutions of a value only known at run time")
+		} else if evaluated(v) {
+			a.evalCode(v, x)
+		}
+		return "", false
+	}
 	if x.Exp != nil && x.Param != nil && !x.Excl && !x.Length && x.Index == nil && x.Slice == nil && x.Repl == nil {
 		return a.trimParam(x)
 	}
