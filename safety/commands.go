@@ -396,6 +396,14 @@ func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if len(p.ops) >= 2 {
 		a.destination(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], c)
+		for _, src := range p.ops[:len(p.ops)-1] {
+			if q, ok := a.resolve(src); ok && a.isCredential(q) {
+				if d, ok := a.resolve(p.ops[len(p.ops)-1]); ok {
+					a.markCredCopy(d) // cp ~/.ssh/id_rsa k: k is a key now
+				}
+				break
+			}
+		}
 	} else if len(p.ops) == 1 && p.ops[0].dyn {
 		a.find(c, "write.dynamic-path", Ask, "")
 	}

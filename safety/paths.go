@@ -528,6 +528,22 @@ func (a *analyzer) isCredential(p string) bool {
 	if a.policyCredential(p) {
 		return true
 	}
+	for f := range a.credCopy {
+		if within(p, f) {
+			return true // cp ~/.ssh/id_rsa k; cat ~/.ssh/id_rsa > k
+		}
+	}
+	if len(a.links) > 0 {
+		// ln -s ~/.ssh/id_rsa k: reading k reads the key.
+		links := a.links
+		a.links = nil
+		defer func() { a.links = links }()
+		for l, t := range links {
+			if within(p, l) && !strings.Contains(t, dyn) && a.isCredential(t+p[len(l):]) {
+				return true
+			}
+		}
+	}
 	if home := a.ctx.Home; home != "" && (p == home || within(home, p)) {
 		return true // the home directory (or a parent of it) holds every store
 	}
@@ -562,6 +578,17 @@ func (a *analyzer) isCredential(p string) bool {
 		return true
 	}
 	return false
+}
+
+// markCredCopy records that path p (a file or a directory) now holds credential content.
+func (a *analyzer) markCredCopy(p string) {
+	if strings.Contains(p, dyn) {
+		return
+	}
+	if a.credCopy == nil {
+		a.credCopy = map[string]bool{}
+	}
+	a.credCopy[p] = true
 }
 
 // homeCredential reports whether a home-relative path may read a credential store: a store,

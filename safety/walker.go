@@ -57,6 +57,7 @@ type analyzer struct {
 	aliased  map[string]bool              // name references and their targets (declare -n): their values are never known
 	refOpen  map[string]bool              // name references whose target is only known at run time
 	cdpath   string                       // CDPATH set in this command ("" when not set; dyn when unknown)
+	credCopy map[string]bool              // files and directories given credential content earlier in the command
 
 	curDialect Dialect           // dialect of the script being judged
 	verb       string            // how the command being judged changes the paths it writes ("Deleting" …); "" is writing
