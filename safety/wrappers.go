@@ -473,8 +473,9 @@ func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	sub := append(append([]arg(nil), argv[p.rest:]...), arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
+	repl := ""
 	if o, ok := p.get("I", "i", "--replace"); ok {
-		repl := "{}"
+		repl = "{}"
 		if o.has && o.val.s != "" {
 			repl = o.val.s
 		}
@@ -485,7 +486,53 @@ func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		}
 	}
-	return a.judge(sub, c)
+	e := a.judge(sub, c)
+	if _, fromFile := p.get("a", "--arg-file"); !fromFile {
+		e |= a.xargsKnownInput(argv[p.rest:], repl, c)
+	}
+	return e
+}
+
+// maxXargsItems is the most input items of xargs judged one by one.
+const maxXargsItems = 16
+
+// xargsKnownInput judges cmd once more with the items of xargs's input when that input is
+// known text (echo / | xargs rm -rf, xargs rm -rf <<< ~): items split at blanks, quotes
+// removed, as xargs(1) reads them; with repl (-I) each item replaces repl in its own run.
+func (a *analyzer) xargsKnownInput(cmd []arg, repl string, c *callInfo) eff {
+	text, ok := "", false
+	switch {
+	case c.in.hasInput && c.in.literal:
+		text, ok = c.in.body, true
+	case !c.in.hasInput && a.pipeKnown:
+		text, ok = a.pipeText, true
+	}
+	if !ok || strings.Contains(text, dyn) {
+		return 0
+	}
+	items := strings.Fields(strings.NewReplacer(`"`, "", `'`, "", `\`, "").Replace(text))
+	if len(items) == 0 || len(items) > maxXargsItems {
+		return 0
+	}
+	if repl == "" {
+		run := append([]arg(nil), cmd...)
+		for _, it := range items {
+			run = append(run, lit(it))
+		}
+		return a.judge(run, c)
+	}
+	var e eff
+	for _, it := range items {
+		run := make([]arg, len(cmd))
+		for i, x := range cmd {
+			run[i] = x
+			if strings.Contains(x.s, repl) && !x.dyn {
+				run[i] = lit(strings.ReplaceAll(x.s, repl, it))
+			}
+		}
+		e |= a.judge(run, c)
+	}
+	return e
 }
 
 // hParallel judges GNU parallel and sem: like xargs; without a command it runs the lines
