@@ -91,6 +91,7 @@ func init() {
 	register(hXxd, "xxd")
 	register(hBase64, "base64", "gbase64")
 	register(hBase64, "base32", "basenc", "uudecode")
+	register(hObfuscate, "rev", "tr")
 	register(hOpenssl, "openssl")
 	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo", "lzma", "unlzma", "compress", "uncompress")
 	register(hMktemp, "mktemp")
@@ -602,6 +603,28 @@ func hBase64(a *analyzer, argv []arg, c *callInfo) eff {
 		if s == "--decode" || s == "-D" || len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsRune(s, 'd') {
 			return effDecode
 		}
+	}
+	return 0
+}
+
+// hObfuscate: rev, and tr translating one set of characters into another, turn text into
+// other text (echo '/ fr- mr' | rev | sh); like a decoder, their output run as code is
+// denied by the pipeline rule.
+func hObfuscate(a *analyzer, argv []arg, c *callInfo) eff {
+	if argv[0].s == "rev" {
+		return effDecode
+	}
+	sets := 0
+	for _, x := range argv[1:] {
+		switch {
+		case x.s == "-d" || x.s == "--delete" || strings.HasPrefix(x.s, "-") && len(x.s) > 1 && x.s[1] != '-' && strings.ContainsRune(x.s, 'd'):
+			return 0
+		case !strings.HasPrefix(x.s, "-") || x.s == "-":
+			sets++
+		}
+	}
+	if sets >= 2 {
+		return effDecode
 	}
 	return 0
 }
