@@ -166,6 +166,13 @@ func hNetwork(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	a.find(c, "network.access", Ask, "")
+	for _, x := range argv[1:] {
+		// Files named after an @ are sent: httpie's @file, field@file and field=@file,
+		// gh api -F field=@file, curlie and xh likewise.
+		if i := strings.IndexByte(x.s, '@'); i >= 0 && !x.dyn {
+			a.upload(subArg(x, strings.TrimLeft(x.s[i+1:], "=<")), c)
+		}
+	}
 	return effNetwork | effFetch
 }
 
