@@ -525,6 +525,7 @@ var runsCommand = map[string]bool{
 	"env": true, "sudo": true, "doas": true, "xargs": true, "bwrap": true, "flock": true,
 	"watch": true, "busybox": true, "exec": true, "command": true, "builtin": true,
 	"parallel": true, "perf": true, "gdb": true, "lldb": true, "hyperfine": true,
+	"runuser": true, "su": true,
 }
 
 // readsNoContent lists programs that never read the contents of the files they name: they

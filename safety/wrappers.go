@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"path"
 	"strconv"
 	"strings"
 )
@@ -636,6 +637,19 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 	return a.judge(rest, c)
 }
 
+// suSpec is the option grammar of su and runuser (util-linux): options with an argument,
+// then the user and the shell's arguments.
+var suSpec = optSpec{arg: "ugGsCwc", long: []string{"user", "group", "supp-group", "shell", "command", "session-command", "whitelist-environment"}, stop: true}
+
+// isShellName reports whether p names a shell by its base name.
+func isShellName(p string) bool {
+	switch path.Base(p) {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "yash", "ash", "nologin", "false", "true":
+		return true
+	}
+	return false
+}
+
 var sudoSpec = optSpec{arg: "ugCDhprtTUc", long: []string{"user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "command-timeout", "other-user", "login-class", "preserve-env-list"}, stop: true}
 
 // hSudo judges sudo, doas, su, pkexec and run0: in user context privilege escalation is
@@ -655,6 +669,21 @@ func hSudo(a *analyzer, argv []arg, c *callInfo) eff {
 			if (argv[i].s == "-c" || argv[i].s == "--command") && i+1 < len(argv) {
 				return a.nested(argv[i+1], Bash, c)
 			}
+		}
+		p := parseArgs(argv, &suSpec)
+		if u, ok := p.get("u", "--user"); ok && u.has && name == "runuser" && p.rest < len(argv) {
+			return a.judge(argv[p.rest:], c) // runuser -u USER [--] COMMAND runs COMMAND directly
+		}
+		if sh, ok := p.get("s", "--shell"); ok && sh.has && !isShellName(sh.val.s) {
+			// su -s /bin/rm root -- -rf /: the "shell" runs with the arguments after the user.
+			args := argv[p.rest:]
+			if len(args) > 0 && !strings.HasPrefix(args[0].s, "-") {
+				args = args[1:] // the user
+			}
+			if len(args) > 0 && args[0].s == "--" {
+				args = args[1:]
+			}
+			return a.judge(append([]arg{sh.val}, args...), c)
 		}
 		a.find(c, "exec.shell-stdin", Ask, "This starts an interactive root shell")
 		return 0
