@@ -150,6 +150,11 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			a.find(c, "git.config-exec", Deny, "git "+sub.s+" "+x.s+" runs a program")
 			return 0
 		}
+		if (sub.s == "clone" || sub.s == "init") && (x.s == "--template" || strings.HasPrefix(x.s, "--template=")) {
+			// The template's hooks are copied into the repository; clone runs post-checkout.
+			a.find(c, "git.config-exec", Deny, "git "+sub.s+" --template installs the hooks of a template directory")
+			return 0
+		}
 	}
 	switch sub.s {
 	case "status", "blame", "annotate", "shortlog", "describe", "rev-parse", "rev-list",
