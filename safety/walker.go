@@ -58,6 +58,8 @@ type analyzer struct {
 	refOpen  map[string]bool              // name references whose target is only known at run time
 	cdpath   string                       // CDPATH set in this command ("" when not set; dyn when unknown)
 	credCopy map[string]bool              // files and directories given credential content earlier in the command
+	outSubst eff                          // effects of the >(…) process substitutions of the statement being judged
+	pipeIn   eff                          // effects of the earlier stages of the pipeline whose stage is being judged
 
 	curDialect Dialect           // dialect of the script being judged
 	verb       string            // how the command being judged changes the paths it writes ("Deleting" …); "" is writing
@@ -184,6 +186,9 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	a.depth++
 	defer func() { a.depth-- }()
 	bg := a.bg
+	outer := a.outSubst
+	a.outSubst = 0
+	defer func() { a.outSubst = outer }()
 	if s.Background || s.Coprocess || s.Disown {
 		a.addNode("background.job", Ask, s, "This runs in the background")
 		a.bg = true
@@ -210,6 +215,17 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	}
 	if len(s.Redirs) > 0 {
 		a.recordWritten(s, e)
+	}
+	if out := a.outSubst; out != 0 {
+		// curl URL > >(sh), curl URL | tee >(sh): a >(…) substitution reads what the
+		// command writes (or, for tee, what it reads).
+		data := e | a.pipeIn
+		if out&effShellStdin != 0 && data&(effFetch|effDecode) != 0 {
+			a.addNode("network.pipe-to-shell", Deny, s, "Downloaded or decoded content is fed to a shell through a process substitution")
+		}
+		if out&effNetwork != 0 && data&effCredRead != 0 {
+			a.addNode("exfil.credential", Deny, s, "A credential file is fed to a network command through a process substitution")
+		}
 	}
 	return e
 }
@@ -356,7 +372,9 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 		if i > 0 {
 			a.pipeText, a.pipeKnown = literalOutput(a, stages[i-1])
 		}
+		a.pipeIn = before
 		e := a.stmt(st)
+		a.pipeIn = 0
 		a.pipeText, a.pipeKnown = "", false
 		a.cwd = cwd
 		if e&effShellStdin != 0 && before&(effFetch|effDecode) != 0 {

@@ -315,6 +315,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 			e.cred = true
 		}
 		e.proc = true
+		if x.Op == syntax.CmdOut {
+			a.outSubst |= ef
+		}
 		if len(x.Stmts) == 1 && x.Op == syntax.CmdIn {
 			if out, ok := literalOutput(a, x.Stmts[0]); ok {
 				// <(echo 'rm -rf /') is a file with known content: keep it for a shell that
