@@ -188,7 +188,6 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	bg := a.bg
 	outer := a.outSubst
 	a.outSubst = 0
-	defer func() { a.outSubst = outer }()
 	if s.Background || s.Coprocess || s.Disown {
 		a.addNode("background.job", Ask, s, "This runs in the background")
 		a.bg = true
@@ -227,6 +226,7 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 			a.addNode("exfil.credential", Deny, s, "A credential file is fed to a network command through a process substitution")
 		}
 	}
+	a.outSubst = outer
 	return e
 }
 
