@@ -40,6 +40,8 @@ func TestBuildEnv(t *testing.T) {
 		{"bad-name", map[string]string{"A=B": "x", "1X": "y"}, []string{"1X", "A=B"}},
 		{"nul-value", map[string]string{"FOO": "a\x00b"}, []string{"FOO"}},
 		{"mixed", map[string]string{"FOO": "1", "LD_AUDIT": "x"}, []string{"LD_AUDIT"}},
+		{"config-home", map[string]string{"XDG_CONFIG_HOME": "/w/cfg", "KUBECONFIG": "/w/k", "AWS_CONFIG_FILE": "/w/a"}, []string{"AWS_CONFIG_FILE", "KUBECONFIG", "XDG_CONFIG_HOME"}},
+		{"prompts-and-less", map[string]string{"PS1": "$(id)", "LESS": "+!id", "LESSKEYIN": "/w/k", "ZDOTDIR": "/w"}, []string{"LESS", "LESSKEYIN", "PS1", "ZDOTDIR"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
