@@ -51,6 +51,15 @@ var safePython = map[string]bool{
 	"PYTHONOPTIMIZE": true, "PYTHONNOUSERSITE": true, "PYTHONLEGACYWINDOWSSTDIO": true,
 }
 
+// EnvInjection reports whether setting the environment variable name can make a program
+// load or run other code: the names behind ShellSafety's env.injection rule (LD_* and
+// DYLD_* per ld.so(8) and dyld(1), BASH_ENV, ENV and BASH_FUNC_* per bash(1) and
+// CVE-2014-6271, PERL5*, PYTHON*, NODE_OPTIONS, GIT_* that name programs or
+// configuration, *_ASKPASS, pagers and editors, …). The helpers refuse such names in a
+// request's environment additions with this same list, so the two layers cannot drift
+// apart. Values are not considered: a name in the list is refused whatever its value.
+func EnvInjection(name string) bool { return injectionVar(name) }
+
 // injectionVar reports whether setting the environment variable name can make a program
 // load or run other code.
 func injectionVar(name string) bool {

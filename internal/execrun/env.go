@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // SafePath is the PATH a helper gives its commands unless configured otherwise.
@@ -140,7 +142,8 @@ var allowedPrefixExceptions = map[string]bool{
 }
 
 // CheckEnvName returns why an environment addition named name is refused, and whether it
-// is. Names are compared case-sensitively except for the npm and yarn families, whose
+// is: this package's own list, then every name ShellSafety treats as injection
+// (safety.EnvInjection), so the helper refuses at least what the verdict function denies. Names are compared case-sensitively except for the npm and yarn families, whose
 // tools read them in any case.
 func CheckEnvName(name string) (reason string, refused bool) {
 	if len(name) > MaxEnvNameLen || !envNameRE.MatchString(name) {
@@ -157,6 +160,9 @@ func CheckEnvName(name string) (reason string, refused bool) {
 		if strings.HasPrefix(name, p.prefix) || ((p.prefix == "NPM_CONFIG_" || p.prefix == "YARN_") && strings.HasPrefix(upper, p.prefix)) {
 			return p.reason, true
 		}
+	}
+	if safety.EnvInjection(name) {
+		return "ShellSafety's env.injection rule: it can make a program load or run other code", true
 	}
 	return "", false
 }

@@ -95,8 +95,8 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	}
 
 	spec, verdict, denial := s.decide(c, start, base.RequestID)
-	// release frees the slot as soon as the command has ended (the last events may still
-	// wait for a slow client).
+	// release frees the slot as soon as the command has ended and its exit record is
+	// written (the last events may still wait for a slow client).
 	release := func() {}
 	if denial == nil {
 		// At most MaxConcurrent commands run; further requests wait for a free slot.
@@ -173,7 +173,6 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	go s.forwardInput(stream, p, log)
 	r := p.Wait()
 	s.running.Add(-1)
-	release()
 
 	x := base
 	x.Kind = audit.KindExit
@@ -198,8 +197,11 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	case r.Canceled:
 		x.Reason = "killed: the helper is stopping"
 	}
-	// The exit record is written even when the client has gone.
+	// The exit record is written even when the client has gone, and before the slot is
+	// freed, so that in the log a command's exit precedes the start of the one that waited
+	// for its slot.
 	s.audit(context.WithoutCancel(ctx), &x, false)
+	release()
 	log.Info("exited", zap.Int("status", r.Status()), zap.Duration("duration", r.Duration), zap.Bool("timed_out", r.TimedOut))
 	return out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Exited{Exited: ev}})
 }
