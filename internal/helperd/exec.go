@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,6 +81,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		Command:   auditCommand(start.GetCommand()),
 		Cwd:       start.GetCwd(),
 		Workspace: start.GetWorkspace(),
+		Env:       auditEnv(start.GetEnv()),
 		Client:    clientVerdict(start.GetClientVerdict()),
 		Approved:  start.GetApproved(),
 	}
@@ -504,4 +506,18 @@ func (o *sender) output(s execrun.Stream, data []byte) {
 	case <-o.abandon:
 	case <-o.done:
 	}
+}
+
+// auditEnv returns a request's environment additions as sorted NAME=value pairs for its
+// audit records (the log redacts secret-named values), or nil when there are none.
+func auditEnv(add map[string]string) []string {
+	if len(add) == 0 {
+		return nil
+	}
+	env := make([]string, 0, len(add))
+	for k, v := range add {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
 }

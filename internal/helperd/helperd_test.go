@@ -317,6 +317,12 @@ func TestEnvInjectionRefused(t *testing.T) {
 			if strings.Contains(r.stdout.String(), name) {
 				t.Fatal("the child saw the variable")
 			}
+			// The request record names what was asked for, so a refused (or allowed)
+			// environment is visible in the audit log.
+			req, _ := e.aud.find(audit.KindRequest, r.requestID)
+			if !slices.Equal(req.Env, []string{name + "=/tmp/evil", "OK_VAR=1"}) {
+				t.Errorf("request record env %q", req.Env)
+			}
 		})
 	}
 	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approved: true, Env: map[string]string{"OK_VAR": "1", "LANG": "C.UTF-8"}}, nil)
