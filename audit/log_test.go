@@ -622,3 +622,34 @@ func TestFollow(t *testing.T) {
 		t.Fatalf("followed %d requests across %d files", n, len(logFiles(t, dir)))
 	}
 }
+
+// TestEnvRedaction: a request's environment additions are kept as NAME=value, with the
+// values of secret-named variables and secret-shaped values redacted.
+func TestEnvRedaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	l, err := Open(dir, Options{DisableJournal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GITHUB_TOKEN=abc123plain", "DB_PASSWORD=hunter22", "LANG=C.UTF-8", "X=ghp_abcdefghijklmnopqrstuvwxyzABCDEF0123", "NOTE=a\x1bb"}
+	if err := l.Append(context.Background(), &Record{Kind: KindRequest, Command: "true", Env: env}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	line := string(readLines(t, logFiles(t, dir)[0])[0])
+	for _, gone := range []string{"abc123plain", "hunter22", "ghp_abcdefghijklmnopqrstuvwxyzABCDEF0123", "\x1b"} {
+		if strings.Contains(line, gone) {
+			t.Errorf("%q is in the record: %s", gone, line)
+		}
+	}
+	for _, kept := range []string{"GITHUB_TOKEN=[REDACTED:env-secret]", "DB_PASSWORD=[REDACTED:env-secret]", "LANG=C.UTF-8", "X=[REDACTED:github-token]"} {
+		if !strings.Contains(line, kept) {
+			t.Errorf("%q is not in the record: %s", kept, line)
+		}
+	}
+	if rep := mustVerify(t, dir, nil); !rep.Whole {
+		t.Fatalf("verify: %+v", rep)
+	}
+}

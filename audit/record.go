@@ -47,6 +47,7 @@ type Record struct {
 	Command   string          `json:"command,omitempty"`
 	Cwd       string          `json:"cwd,omitempty"`
 	Workspace string          `json:"workspace,omitempty"`
+	Env       []string        `json:"env,omitempty"`            // requested environment additions, NAME=value, sorted; secret-named values redacted
 	Client    *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
 	Verdict   *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
 	Approved  bool            `json:"approved,omitempty"`       // the request says a person approved it

@@ -106,6 +106,32 @@ func (r *redactor) record(rec *Record) {
 	}
 	rec.Client = r.verdict(rec.Client)
 	rec.Verdict = r.verdict(rec.Verdict)
+	if rec.Env != nil {
+		env := make([]string, len(rec.Env))
+		for i, kv := range rec.Env {
+			env[i] = r.clean(redactEnvValue(kv))
+		}
+		rec.Env = env
+	}
+}
+
+// secretEnvWords are the parts of a variable's name that mark its value as a secret.
+var secretEnvWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "API_KEY", "APIKEY", "PRIVATE", "AUTH"}
+
+// redactEnvValue returns the NAME=value pair kv with its value replaced by a marker when the
+// name says it holds a secret (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
+func redactEnvValue(kv string) string {
+	name, _, ok := strings.Cut(kv, "=")
+	if !ok {
+		return kv
+	}
+	upper := strings.ToUpper(name)
+	for _, w := range secretEnvWords {
+		if strings.Contains(upper, w) {
+			return name + "=[REDACTED:env-secret]"
+		}
+	}
+	return kv
 }
 
 func (r *redactor) verdict(v *VerdictSummary) *VerdictSummary {

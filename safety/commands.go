@@ -91,6 +91,7 @@ func init() {
 	register(hXxd, "xxd")
 	register(hBase64, "base64", "gbase64")
 	register(hBase64, "base32", "basenc", "uudecode")
+	register(hObfuscate, "rev", "tr")
 	register(hOpenssl, "openssl")
 	register(hArchive, "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress", "uncompress", "zip", "unzip", "7z", "7za", "7zr", "rar", "unrar", "cpio", "ar", "split", "csplit", "patch", "pax", "lha", "cabextract", "unar", "lsar", "zipinfo", "lzma", "unlzma", "compress", "uncompress")
 	register(hMktemp, "mktemp")
@@ -165,6 +166,13 @@ func hNetwork(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	a.find(c, "network.access", Ask, "")
+	for _, x := range argv[1:] {
+		// Files named after an @ are sent: httpie's @file, field@file and field=@file,
+		// gh api -F field=@file, curlie and xh likewise.
+		if i := strings.IndexByte(x.s, '@'); i >= 0 && !x.dyn {
+			a.upload(subArg(x, strings.TrimLeft(x.s[i+1:], "=<")), c)
+		}
+	}
 	return effNetwork | effFetch
 }
 
@@ -220,6 +228,8 @@ func hCd(a *analyzer, argv []arg, c *callInfo) eff {
 		} else if !ok {
 			a.cwd = a.ctx.Home
 		}
+	case a.cdpath != "" && cdpathSearched(ops[0].s):
+		a.cwd = a.cdpathDir(ops[0])
 	default:
 		p, ok := a.resolve(ops[0])
 		if !ok || strings.Contains(p, dyn) || ops[0].glob {
@@ -235,6 +245,35 @@ func hCd(a *analyzer, argv []arg, c *callInfo) eff {
 	return 0
 }
 
+// cdpathSearched reports whether cd looks the directory dir up in CDPATH (bash(1): a
+// directory that does not begin with "/", "." or "..").
+func cdpathSearched(dir string) bool {
+	return !strings.HasPrefix(dir, "/") && dir != "." && dir != ".." && !strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../")
+}
+
+// cdpathDir returns the directory cd dir enters when CDPATH is set, as far as it matters
+// here: bash tries each CDPATH entry before the working directory, and which one it enters
+// depends on which directories exist. The first candidate outside the workspace is
+// returned (judging later commands there is the stricter reading), else "" (unknown).
+func (a *analyzer) cdpathDir(dir arg) string {
+	if strings.Contains(a.cdpath, dyn) || dir.dyn || dir.glob {
+		return ""
+	}
+	for _, e := range strings.Split(a.cdpath, ":") {
+		if e == "" {
+			e = "."
+		}
+		p, ok := a.resolve(lit(e + "/" + dir.s))
+		if !ok {
+			return ""
+		}
+		if !within(p, a.ctx.Workspace) {
+			return p
+		}
+	}
+	return ""
+}
+
 // writes judges every operand as a written path.
 func (a *analyzer) writes(ops []arg, c *callInfo) {
 	for _, x := range ops {
@@ -245,6 +284,15 @@ func (a *analyzer) writes(ops []arg, c *callInfo) {
 // destroy judges deleting, moving or recursively changing a path: critical paths are
 // denied with the given rule family ("rm", "mv", "chmod"). It reports whether it denied.
 func (a *analyzer) destroy(x arg, fam string, c *callInfo) bool {
+	if x.dyn && x.w != nil {
+		// rm -rf "${X:-/}": the default is what is deleted when X is unset.
+		if alt := defaultWord(x.w); alt != "" {
+			_, g := unescapeBare(alt)
+			if a.destroy(arg{s: alt, glob: g}, fam, c) {
+				return true
+			}
+		}
+	}
 	var p string
 	if strings.HasPrefix(x.s, dyn) {
 		rest := strings.TrimLeft(x.s[len(dyn):], "/")
@@ -356,6 +404,14 @@ func hCp(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	if len(p.ops) >= 2 {
 		a.destination(p.ops[len(p.ops)-1], p.ops[:len(p.ops)-1], c)
+		for _, src := range p.ops[:len(p.ops)-1] {
+			if q, ok := a.resolve(src); ok && a.isCredential(q) {
+				if d, ok := a.resolve(p.ops[len(p.ops)-1]); ok {
+					a.markCredCopy(d) // cp ~/.ssh/id_rsa k: k is a key now
+				}
+				break
+			}
+		}
 	} else if len(p.ops) == 1 && p.ops[0].dyn {
 		a.find(c, "write.dynamic-path", Ask, "")
 	}
@@ -554,6 +610,28 @@ func hBase64(a *analyzer, argv []arg, c *callInfo) eff {
 		if s == "--decode" || s == "-D" || len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.ContainsRune(s, 'd') {
 			return effDecode
 		}
+	}
+	return 0
+}
+
+// hObfuscate: rev, and tr translating one set of characters into another, turn text into
+// other text (echo '/ fr- mr' | rev | sh); like a decoder, their output run as code is
+// denied by the pipeline rule.
+func hObfuscate(a *analyzer, argv []arg, c *callInfo) eff {
+	if argv[0].s == "rev" {
+		return effDecode
+	}
+	sets := 0
+	for _, x := range argv[1:] {
+		switch {
+		case x.s == "-d" || x.s == "--delete" || strings.HasPrefix(x.s, "-") && len(x.s) > 1 && x.s[1] != '-' && strings.ContainsRune(x.s, 'd'):
+			return 0
+		case !strings.HasPrefix(x.s, "-") || x.s == "-":
+			sets++
+		}
+	}
+	if sets >= 2 {
+		return effDecode
 	}
 	return 0
 }

@@ -44,6 +44,9 @@ func (a *analyzer) recordWritten(s *syntax.Stmt, e eff) {
 		}
 		a.fetched[p] = true // curl URL > x.sh
 	}
+	if e&effCredRead != 0 {
+		a.markCredCopy(p) // cat ~/.ssh/id_rsa > k
+	}
 	content, known := "", false
 	call, isCall := s.Cmd.(*syntax.CallExpr)
 	switch {

@@ -13,7 +13,8 @@ func gitExecKey(k string) bool {
 		"diff.external", "credential.helper", "gpg.program", "sequence.editor",
 		"uploadpack.packobjectshook", "include.path", "sendemail.smtpserver",
 		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd",
-		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy":
+		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy",
+		"interactive.difffilter", "init.templatedir", "gpg.ssh.defaultkeycommand":
 		return true
 	}
 	parts := strings.Split(k, ".")
@@ -23,6 +24,8 @@ func gitExecKey(k string) bool {
 		return true
 	case "diff":
 		return last == "textconv" || last == "command" || last == "external"
+	case "tar":
+		return last == "command" // git archive --format=<format> pipes through it
 	case "merge":
 		return last == "driver"
 	case "gpg":
@@ -63,6 +66,7 @@ var gitGlobalArg = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "-
 func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 	cwd := a.cwd
 	defer func() { a.cwd = cwd }()
+	workTree, wtSet := "", false // --work-tree: the directory Git changes ("" unknown)
 	i := 1
 	for i < len(argv) {
 		s := argv[i].s
@@ -105,6 +109,12 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		case "--git-dir", "--work-tree", "--namespace":
 			a.find(c, "git.repo-override", Ask, "")
+			if name == "--work-tree" {
+				workTree, wtSet = "", true
+				if q, ok := a.resolve(v); ok && !strings.Contains(q, dyn) {
+					workTree = q
+				}
+			}
 		case "-p", "--paginate":
 			a.find(c, "git.pager", Ask, "")
 		case "--version", "--help", "-h", "--html-path", "--man-path", "--info-path":
@@ -122,10 +132,27 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 		a.find(c, "dynamic.command", Ask, "The git subcommand is only known at run time")
 		return 0
 	}
+	if !wtSet {
+		workTree = a.cwd
+	}
+	if gitChangesWorkTree[sub.s] && a.ctx.Role != RoleRoot && a.ctx.Workspace != "" && !within(workTree, a.ctx.Workspace) {
+		// git -C ~ reset --hard, git --work-tree=/home/dev checkout -- .bashrc: the files
+		// changed are those of a work tree outside the workspace.
+		d := workTree
+		if d == "" {
+			d = dyn
+		}
+		a.writeTarget(arg{s: d + "/" + dyn, dyn: true}, "write", c.pos, c.end)
+	}
 	args := argv[i:]
 	for _, x := range args[1:] {
 		if strings.HasPrefix(x.s, "--upload-pack") || strings.HasPrefix(x.s, "--receive-pack") || (x.s == "--exec" || strings.HasPrefix(x.s, "--exec=")) && sub.s != "rebase" {
 			a.find(c, "git.config-exec", Deny, "git "+sub.s+" "+x.s+" runs a program")
+			return 0
+		}
+		if (sub.s == "clone" || sub.s == "init") && (x.s == "--template" || strings.HasPrefix(x.s, "--template=")) {
+			// The template's hooks are copied into the repository; clone runs post-checkout.
+			a.find(c, "git.config-exec", Deny, "git "+sub.s+" --template installs the hooks of a template directory")
 			return 0
 		}
 	}
@@ -327,6 +354,16 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 }
 
 // isGitReflogVerb reports whether s is a reflog subcommand that changes the reflog.
+// gitChangesWorkTree lists Git subcommands that change, create or delete files of the work
+// tree.
+var gitChangesWorkTree = map[string]bool{
+	"reset": true, "checkout": true, "switch": true, "restore": true, "clean": true,
+	"merge": true, "pull": true, "rebase": true, "cherry-pick": true, "revert": true,
+	"stash": true, "am": true, "apply": true, "rm": true, "mv": true, "read-tree": true,
+	"checkout-index": true, "sparse-checkout": true, "bisect": true, "submodule": true,
+	"merge-file": true, "lfs": true,
+}
+
 func isGitReflogVerb(s string) bool { return s == "expire" || s == "delete" || s == "drop" }
 
 // gitReadOnly judges read-only git subcommands: --output writes; --ext-diff and

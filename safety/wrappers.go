@@ -1,6 +1,7 @@
 package safety
 
 import (
+	"path"
 	"strconv"
 	"strings"
 )
@@ -323,7 +324,7 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 		}
 		if !in.literal {
 			a.find(c, "dynamic.script", Ask, "The script fed on stdin is only known at run time")
-			return effShellStdin
+			return effShellStdin | effStdinCode
 		}
 	}
 	if shell && !in.hasInput && a.pipeKnown {
@@ -339,7 +340,7 @@ func (a *analyzer) stdinCode(c *callInfo, d Dialect, shell bool) eff {
 	} else {
 		a.find(c, "exec.shell-stdin", Ask, "")
 	}
-	return effShellStdin
+	return effShellStdin | effStdinCode
 }
 
 // joinArgs joins argument values with spaces, as eval and watch do, keeping run-time marks.
@@ -473,8 +474,9 @@ func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
 		return 0
 	}
 	sub := append(append([]arg(nil), argv[p.rest:]...), arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
+	repl := ""
 	if o, ok := p.get("I", "i", "--replace"); ok {
-		repl := "{}"
+		repl = "{}"
 		if o.has && o.val.s != "" {
 			repl = o.val.s
 		}
@@ -485,7 +487,53 @@ func hXargs(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		}
 	}
-	return a.judge(sub, c)
+	e := a.judge(sub, c)
+	if _, fromFile := p.get("a", "--arg-file"); !fromFile {
+		e |= a.xargsKnownInput(argv[p.rest:], repl, c)
+	}
+	return e
+}
+
+// maxXargsItems is the most input items of xargs judged one by one.
+const maxXargsItems = 16
+
+// xargsKnownInput judges cmd once more with the items of xargs's input when that input is
+// known text (echo / | xargs rm -rf, xargs rm -rf <<< ~): items split at blanks, quotes
+// removed, as xargs(1) reads them; with repl (-I) each item replaces repl in its own run.
+func (a *analyzer) xargsKnownInput(cmd []arg, repl string, c *callInfo) eff {
+	text, ok := "", false
+	switch {
+	case c.in.hasInput && c.in.literal:
+		text, ok = c.in.body, true
+	case !c.in.hasInput && a.pipeKnown:
+		text, ok = a.pipeText, true
+	}
+	if !ok || strings.Contains(text, dyn) {
+		return 0
+	}
+	items := strings.Fields(strings.NewReplacer(`"`, "", `'`, "", `\`, "").Replace(text))
+	if len(items) == 0 || len(items) > maxXargsItems {
+		return 0
+	}
+	if repl == "" {
+		run := append([]arg(nil), cmd...)
+		for _, it := range items {
+			run = append(run, lit(it))
+		}
+		return a.judge(run, c)
+	}
+	var e eff
+	for _, it := range items {
+		run := make([]arg, len(cmd))
+		for i, x := range cmd {
+			run[i] = x
+			if strings.Contains(x.s, repl) && !x.dyn {
+				run[i] = lit(strings.ReplaceAll(x.s, repl, it))
+			}
+		}
+		e |= a.judge(run, c)
+	}
+	return e
 }
 
 // hParallel judges GNU parallel and sem: like xargs; without a command it runs the lines
@@ -567,8 +615,11 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 			rest = append(split, rest...)
 		}
 	}
+	if len(rest) > 0 && rest[0].s == "-" && !rest[0].dyn {
+		rest = rest[1:] // env - is env -i (POSIX)
+	}
 	for len(rest) > 0 {
-		k, _, ok := strings.Cut(rest[0].s, "=")
+		k, v, ok := strings.Cut(rest[0].s, "=")
 		if !ok || k == "" || strings.HasPrefix(k, "-") {
 			break
 		}
@@ -576,6 +627,7 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 			a.find(c, "env.dynamic", Ask, "")
 		} else {
 			a.envName(k, c)
+			a.envFile(k, v, !strings.Contains(v, dyn), c)
 		}
 		rest = rest[1:]
 	}
@@ -583,6 +635,19 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 		return effCredRead // env prints the environment, which holds tokens
 	}
 	return a.judge(rest, c)
+}
+
+// suSpec is the option grammar of su and runuser (util-linux): options with an argument,
+// then the user and the shell's arguments.
+var suSpec = optSpec{arg: "ugGsCwc", long: []string{"user", "group", "supp-group", "shell", "command", "session-command", "whitelist-environment"}, stop: true}
+
+// isShellName reports whether p names a shell by its base name.
+func isShellName(p string) bool {
+	switch path.Base(p) {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "tcsh", "csh", "yash", "ash", "nologin", "false", "true":
+		return true
+	}
+	return false
 }
 
 var sudoSpec = optSpec{arg: "ugCDhprtTUc", long: []string{"user", "group", "close-from", "chdir", "host", "prompt", "role", "type", "command-timeout", "other-user", "login-class", "preserve-env-list"}, stop: true}
@@ -604,6 +669,21 @@ func hSudo(a *analyzer, argv []arg, c *callInfo) eff {
 			if (argv[i].s == "-c" || argv[i].s == "--command") && i+1 < len(argv) {
 				return a.nested(argv[i+1], Bash, c)
 			}
+		}
+		p := parseArgs(argv, &suSpec)
+		if u, ok := p.get("u", "--user"); ok && u.has && name == "runuser" && p.rest < len(argv) {
+			return a.judge(argv[p.rest:], c) // runuser -u USER [--] COMMAND runs COMMAND directly
+		}
+		if sh, ok := p.get("s", "--shell"); ok && sh.has && !isShellName(sh.val.s) {
+			// su -s /bin/rm root -- -rf /: the "shell" runs with the arguments after the user.
+			args := argv[p.rest:]
+			if len(args) > 0 && !strings.HasPrefix(args[0].s, "-") {
+				args = args[1:] // the user
+			}
+			if len(args) > 0 && args[0].s == "--" {
+				args = args[1:]
+			}
+			return a.judge(append([]arg{sh.val}, args...), c)
 		}
 		a.find(c, "exec.shell-stdin", Ask, "This starts an interactive root shell")
 		return 0

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The main job, end to end, on this repository: start a user helper on a private socket in a
 # temporary directory (no root, no systemd), judge commands with s-code check, run the
-# project's own `go vet ./...` and one package's tests through the helper (after downloading
-# the modules into the workspace's own cache, with network for that one command), show a
-# denied command and its exit status 126, then list the helper's audit records and verify the
-# chain. Every step checks its exit status; the demo exits 1 if any differs from the expected.
-# Everything it starts or writes is removed on exit. `make demo` builds the binaries first.
+# project's own `go vet ./...` and one package's tests through the helper (each command in the
+# sandbox of this workspace; the module download is the one command approved for network),
+# show a denied command and its exit status 126, then list the helper's audit records and
+# verify the chain and its seals. Every step checks its exit status; the demo exits 1 if any
+# differs from the expected. The helper, its socket and its audit log are removed on exit
+# (the workspace's private Go caches stay under ~/.cache/s-code/tool-dependencies, so a second
+# run is fast). `make demo` builds the binaries first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/bin
@@ -70,12 +72,15 @@ else
   echo "(s-code check is not in this build yet: skipped)"
 fi
 
-step "Download the modules into this workspace's own cache: network for this one command"
-# Commands run sandboxed with per-workspace dependency caches and no network; the first
-# download needs --network, later commands use the cache offline.
+step "An allowed command runs without asking anyone"
+expect 0 "$sc" run -- git log --oneline -3
+
+step "Fetch the modules into this workspace's private sandbox cache (network approved for this one command)"
+# Every command runs in the sandbox of its workspace: its own Go module and build caches, and
+# no network unless a person approves it (--network) for that one command.
 expect 0 "$sc" run --yes --network -- go mod download
 
-step "Run the project's own go vet through the helper (offline)"
+step "Run the project's own go vet through the helper (ShellSafety asks: --yes approves this one command; the first run builds in the sandbox's own cache, about a minute)"
 expect 0 "$sc" run --yes -- go vet ./...
 
 step "Run one package's tests through the helper"
@@ -91,11 +96,12 @@ expect 126 "$sc" run --yes --env LD_PRELOAD=/tmp/evil.so -- 'echo this never pri
 step "The helper's audit records"
 expect 0 "$sc" audit list --dir "$tmp/audit"
 
-step "Stop the helper (SIGTERM: it drains and seals the log), then verify the chain"
+step "Stop the helper (SIGTERM: it drains and seals the log), then verify the chain and its seals"
 kill -TERM "$helper_pid"
 wait "$helper_pid" || true
 helper_pid=
-expect 0 "$sc" audit verify --dir "$tmp/audit"
+# verify.key (K_0) is written once, beside a new log; a real deployment moves it off the machine.
+expect 0 "$sc" audit verify --dir "$tmp/audit" --key "$tmp/audit/verify.key"
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo >&2

@@ -20,9 +20,10 @@ import (
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 )
 
-// benchHelper builds s-code and s-code-userhelper, starts the helper on a socket in a
-// temporary directory (with its audit log there: every start record is fsync'd), and
-// returns the s-code binary, the socket and the helper's pid.
+// benchHelper builds s-code, s-code-userhelper and s-code-sandbox (every command of the user
+// helper runs through the sandbox launcher), starts the helper on a socket in a temporary
+// directory (with its audit log there: every start record is fsync'd), and returns the s-code
+// binary, the socket and the helper's pid.
 func benchHelper(b *testing.B) (sc, sock string, pid int) {
 	b.Helper()
 	goTool, err := exec.LookPath("go")
@@ -30,7 +31,7 @@ func benchHelper(b *testing.B) (sc, sock string, pid int) {
 		b.Skipf("go tool not found: %v", err)
 	}
 	dir := b.TempDir()
-	for name, pkg := range map[string]string{"s-code": ".", "s-code-userhelper": "../userhelper"} {
+	for name, pkg := range map[string]string{"s-code": ".", "s-code-userhelper": "../userhelper", "s-code-sandbox": "../sandbox"} {
 		out, err := exec.Command(goTool, "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
 		if err != nil {
 			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
@@ -38,6 +39,7 @@ func benchHelper(b *testing.B) (sc, sock string, pid int) {
 	}
 	sock = filepath.Join(dir, "run", "user.sock")
 	helper := exec.Command(filepath.Join(dir, "s-code-userhelper"), "--listen", sock, "--audit-dir", filepath.Join(dir, "audit"), "--log-level", "warn")
+	helper.Env = append(os.Environ(), "S_CODE_TOOL_CACHE_DIR="+filepath.Join(dir, "cache"))
 	helper.Stderr = os.Stderr
 	if err := helper.Start(); err != nil {
 		b.Fatal(err)

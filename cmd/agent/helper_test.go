@@ -48,6 +48,22 @@ func sandboxMain() int {
 	return launch.ExitCannotRun
 }
 
+// roothelperMain is s-code-roothelper inside the test binary.
+func roothelperMain() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err := daemon.RunRoot(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, daemon.ErrUsage):
+		fmt.Fprintf(os.Stderr, "s-code-roothelper: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(os.Stderr, "s-code-roothelper: %v\n", err)
+	return 1
+}
+
 // cmdWaitSock waits up to 10 seconds until a Unix socket accepts connections:
 // `waitsock PATH`.
 func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {

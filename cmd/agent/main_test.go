@@ -15,6 +15,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"s-code":            func() { os.Exit(run()) },
 		"s-code-userhelper": func() { os.Exit(userhelperMain()) },
+		"s-code-roothelper": func() { os.Exit(roothelperMain()) },
 		"s-code-sandbox":    func() { os.Exit(sandboxMain()) },
 	})
 }
@@ -26,9 +27,13 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		// [landlock]: this kernel can confine commands (the sandbox checks need it).
+		// [root]: the test runs as uid 0 (the root helper needs it).
 		Condition: func(cond string) (bool, error) {
-			if cond == "landlock" {
+			switch cond {
+			case "landlock":
 				return sandbox.ProbeFeatures().Confines(), nil
+			case "root":
+				return os.Geteuid() == 0, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

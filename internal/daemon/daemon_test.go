@@ -303,3 +303,43 @@ func TestRunRootServes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunUserPolicy: the user helper judges with its own ShellSafety policy, and refuses a
+// policy file others could write.
+func TestRunUserPolicy(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("S_CODE_TOOL_CACHE_DIR", t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "policy.toml")
+	os.WriteFile(policy, []byte("[[rule]]\nid = \"no-cowsay\"\nmatch = [\"cowsay\", \"*\"]\ndecision = \"deny\"\nmessage = \"No cows.\"\n"), 0o600)
+	sock := filepath.Join(dir, "run", "user.sock")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var logs syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- daemon.RunUser(ctx, []string{"--listen", sock, "--audit-dir", filepath.Join(dir, "audit"), "--policy", policy, "--sandbox-launcher", self}, &logs, &logs)
+	}()
+	waitSocket(t, sock, done)
+	c, err := helperclient.Dial(ctx, helperclient.User, sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "cowsay moo", Cwd: dir, Approved: true}, helperclient.Streams{})
+	if err != nil || res.Denied.GetRule() != "policy.no-cowsay" {
+		t.Fatalf("exec: %v %+v", err, res)
+	}
+	stop()
+	<-done
+
+	os.Chmod(policy, 0o666)
+	err = daemon.RunUser(context.Background(), []string{"--listen", filepath.Join(dir, "x.sock"), "--audit-dir", filepath.Join(dir, "audit2"), "--policy", policy, "--sandbox-launcher", self}, &logs, &logs)
+	var ue *daemon.UnsafePolicyError
+	if !errors.As(err, &ue) {
+		t.Fatalf("a world-writable policy: %v", err)
+	}
+}

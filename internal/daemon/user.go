@@ -32,6 +32,7 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	maxTimeout := fs.Duration("max-timeout", 0, "largest time limit a request may ask for (0: no limit)")
 	killGrace := fs.Duration("kill-grace", execrun.DefaultKillGrace, "time between SIGTERM and SIGKILL for a command's process group")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGTERM, how long running commands may finish before they are killed")
+	policyFile := fs.String("policy", "", "extra ShellSafety rules: a policy `FILE` (docs/policy.md) owned by you or root and not writable by group or others")
 	launcher := fs.String("sandbox-launcher", "", "the s-code-sandbox `PATH` every command runs through (default: next to this executable, else on PATH)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: s-code-userhelper [--listen PATH] [flags]\n\nThe S-Code user helper: runs the commands s-code sends it, for its own user only.\n\n")
@@ -68,6 +69,14 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log.Info("sandbox", zap.String("kernel_features", features.Describe()), zap.Bool("confined", features.Confines()))
 	uid := uint32(os.Geteuid())
+	var pol *safety.Policy
+	summary := fmt.Sprintf("uid %d only", uid)
+	if *policyFile != "" {
+		if pol, err = loadUserPolicy(*policyFile); err != nil {
+			return err
+		}
+		summary += fmt.Sprintf("; ShellSafety policy %s (%d rules)", *policyFile, len(pol.Rules))
+	}
 	return runServer(ctx, serveParams{
 		role:     "user",
 		listener: listener.Config{Path: c.listen, Mode: 0o600, GID: -1, Names: []string{listener.UserSocketName}},
@@ -79,7 +88,8 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Authorize:        refuseConfined(helperd.SameUID(uid)),
 			Runner:           runner,
 			Gate:             gate,
-			PolicySummary:    fmt.Sprintf("uid %d only", uid),
+			Policy:           pol,
+			PolicySummary:    summary,
 			Path:             *path,
 			Home:             home,
 			User:             name,
@@ -90,4 +100,38 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			KillGrace:        *killGrace,
 		},
 	})
+}
+
+// UnsafePolicyError reports a user helper policy file someone other than its user (or root)
+// could have written: its allow rules would let them lower the helper's verdicts.
+type UnsafePolicyError struct {
+	Path   string
+	Reason string
+}
+
+// Error names the file and why it is refused.
+func (e *UnsafePolicyError) Error() string {
+	return fmt.Sprintf("policy %s is unsafe: %s (it must be a regular file owned by you or root, not writable by group or others)", e.Path, e.Reason)
+}
+
+// loadUserPolicy checks and loads the user helper's ShellSafety policy file.
+func loadUserPolicy(path string) (*safety.Policy, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &UnsafePolicyError{Path: path, Reason: "not a regular file"}
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return nil, &UnsafePolicyError{Path: path, Reason: fmt.Sprintf("mode %v is writable by group or others", fi.Mode().Perm())}
+	}
+	if uid, ok := fileOwner(fi); !ok || (uid != uint32(os.Geteuid()) && uid != 0) {
+		return nil, &UnsafePolicyError{Path: path, Reason: fmt.Sprintf("owned by uid %d", uid)}
+	}
+	p, err := safety.LoadPolicy(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", path, err)
+	}
+	return p, nil
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // SafePath is the PATH a helper gives its commands unless configured otherwise.
@@ -103,6 +105,20 @@ var refusedExact = map[string]string{
 	"CC": "a compiler command build tools run", "CXX": "a compiler command build tools run",
 	"RUSTC_WRAPPER": "a command cargo runs", "RUSTC": "a command cargo runs", "MAKEFLAGS": "changes make",
 	"GOFLAGS": "changes go", "GOTOOLCHAIN": "downloads and runs a toolchain", "CGO_LDFLAGS": "linker flags",
+	"XDG_CONFIG_HOME": "git reads its config (core.fsmonitor, core.pager) below it",
+	"XDG_CONFIG_DIRS": "programs read their config below it", "KUBECONFIG": "exec credential plugins run programs",
+	"AWS_CONFIG_FILE": "credential_process runs a program", "GOENV": "a go env file (GOFLAGS=-toolexec)",
+	"ZDOTDIR": "zsh runs its startup files", "PS0": "bash runs its command substitutions",
+	"PS1": "bash runs its command substitutions", "PS2": "bash runs its command substitutions",
+	"LESS": "less start-up commands (+!cmd)", "LESSKEY": "a lesskey file sets LESSOPEN",
+	"LESSKEYIN": "a lesskey file sets LESSOPEN", "LESSEDIT": "a command less runs",
+	"SYSTEMD_PAGER": "a command tools run", "GIT_PAGER": "a command tools run", "FCEDIT": "a command the shell runs",
+	"SUDO_EDITOR": "a command tools run", "TERMINAL": "a command tools run", "EMACSLOADPATH": "loads code",
+	"VIMINIT": "runs editor commands", "EXINIT": "runs editor commands", "MYVIMRC": "runs editor commands",
+	"WGETRC": "wget config (use_askpass)", "CURL_HOME": "curl config", "GEM_PATH": "loads code",
+	"GEM_HOME": "loads code", "BUNDLE_GEMFILE": "runs a Gemfile", "PHPRC": "php config (auto_prepend_file)",
+	"PHP_INI_SCAN_DIR": "php config (auto_prepend_file)", "TCLLIBPATH": "loads code",
+	"R_PROFILE": "runs code", "R_PROFILE_USER": "runs code",
 }
 
 // refusedPrefixes are whole families of variables with the same risk.
@@ -126,7 +142,8 @@ var allowedPrefixExceptions = map[string]bool{
 }
 
 // CheckEnvName returns why an environment addition named name is refused, and whether it
-// is. Names are compared case-sensitively except for the npm and yarn families, whose
+// is: this package's own list, then every name ShellSafety treats as injection
+// (safety.EnvInjection), so the helper refuses at least what the verdict function denies. Names are compared case-sensitively except for the npm and yarn families, whose
 // tools read them in any case.
 func CheckEnvName(name string) (reason string, refused bool) {
 	if len(name) > MaxEnvNameLen || !envNameRE.MatchString(name) {
@@ -143,6 +160,9 @@ func CheckEnvName(name string) (reason string, refused bool) {
 		if strings.HasPrefix(name, p.prefix) || ((p.prefix == "NPM_CONFIG_" || p.prefix == "YARN_") && strings.HasPrefix(upper, p.prefix)) {
 			return p.reason, true
 		}
+	}
+	if safety.EnvInjection(name) {
+		return "ShellSafety's env.injection rule: it can make a program load or run other code", true
 	}
 	return "", false
 }

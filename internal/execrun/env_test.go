@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/s-code-dev/s-code/internal/execrun"
+	"github.com/s-code-dev/s-code/safety"
 )
 
 func TestBuildEnv(t *testing.T) {
@@ -40,6 +41,8 @@ func TestBuildEnv(t *testing.T) {
 		{"bad-name", map[string]string{"A=B": "x", "1X": "y"}, []string{"1X", "A=B"}},
 		{"nul-value", map[string]string{"FOO": "a\x00b"}, []string{"FOO"}},
 		{"mixed", map[string]string{"FOO": "1", "LD_AUDIT": "x"}, []string{"LD_AUDIT"}},
+		{"config-home", map[string]string{"XDG_CONFIG_HOME": "/w/cfg", "KUBECONFIG": "/w/k", "AWS_CONFIG_FILE": "/w/a"}, []string{"AWS_CONFIG_FILE", "KUBECONFIG", "XDG_CONFIG_HOME"}},
+		{"prompts-and-less", map[string]string{"PS1": "$(id)", "LESS": "+!id", "LESSKEYIN": "/w/k", "ZDOTDIR": "/w"}, []string{"LESS", "LESSKEYIN", "PS1", "ZDOTDIR"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,5 +87,25 @@ func TestValidatePath(t *testing.T) {
 	}
 	if err := execrun.ValidatePath(execrun.SafePath); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestEnvNamesCoverShellSafety checks that every name ShellSafety denies as env injection is
+// refused by the helper too, including names only the verdict function knows.
+func TestEnvNamesCoverShellSafety(t *testing.T) {
+	for _, name := range []string{"LD_PRELOAD", "DYLD_INSERT_LIBRARIES", "BASH_ENV", "BASH_FUNC_ls%%",
+		"PERL5OPT", "PYTHONSTARTUP", "NODE_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "SSH_ASKPASS",
+		"npm_config_userconfig", "PYTHONWARNINGS"} {
+		if !safety.EnvInjection(name) {
+			t.Fatalf("safety.EnvInjection(%q) = false; the test's premise is wrong", name)
+		}
+		if _, refused := execrun.CheckEnvName(name); !refused {
+			t.Errorf("CheckEnvName(%q) passes a name ShellSafety denies as injection", name)
+		}
+	}
+	for _, name := range []string{"CI", "RUST_LOG", "TERM"} {
+		if _, refused := execrun.CheckEnvName(name); refused {
+			t.Errorf("CheckEnvName(%q) refused an ordinary variable", name)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package helperd
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/s-code-dev/s-code/audit"
@@ -90,6 +91,21 @@ func summary(v *safety.Verdict) *audit.VerdictSummary {
 		return nil
 	}
 	return &audit.VerdictSummary{Decision: v.Decision.String(), Rules: ruleIDs(*v)}
+}
+
+// denialSummary is the helper verdict of a denied record: deny, the rule that refused the
+// request first, then the rule ids of the ShellSafety verdict (nil when the request was
+// refused before it was judged).
+func denialSummary(rule string, v *safety.Verdict) *audit.VerdictSummary {
+	rules := []string{rule}
+	if v != nil {
+		for _, id := range ruleIDs(*v) {
+			if !slices.Contains(rules, id) {
+				rules = append(rules, id)
+			}
+		}
+	}
+	return &audit.VerdictSummary{Decision: safety.Deny.String(), Rules: rules}
 }
 
 // clientVerdict records what the client said it decided (informative only).

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,6 +37,8 @@ const (
 	RuleInvalidRequest   = "request.invalid"    // a malformed request
 	RuleDirNotAllowed    = "request.dir"        // cwd or workspace missing or not the peer's
 	RuleRunnerFailed     = "runner.unavailable" // the runner (sandbox) could not build the command
+	RulePeerNotAdmitted  = "peer.not-admitted"  // a caller the helper does not admit (refused record)
+	RulePeerUnknown      = "peer.unknown"       // peer credentials could not be read (refused record)
 	ruleSafetyDeny       = "safety.deny"        // a deny verdict without findings
 )
 
@@ -78,6 +81,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		Command:   auditCommand(start.GetCommand()),
 		Cwd:       start.GetCwd(),
 		Workspace: start.GetWorkspace(),
+		Env:       auditEnv(start.GetEnv()),
 		Client:    clientVerdict(start.GetClientVerdict()),
 		Approved:  start.GetApproved(),
 	}
@@ -93,8 +97,8 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	}
 
 	spec, verdict, denial := s.decide(c, start, base.RequestID)
-	// release frees the slot as soon as the command has ended (the last events may still
-	// wait for a slow client).
+	// release frees the slot as soon as the command has ended and its exit record is
+	// written (the last events may still wait for a slow client).
 	release := func() {}
 	if denial == nil {
 		// At most MaxConcurrent commands run; further requests wait for a free slot.
@@ -126,7 +130,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	if denial != nil {
 		d := base
 		d.Kind = audit.KindDenied
-		d.Verdict = summary(verdict)
+		d.Verdict = denialSummary(denial.GetRule(), verdict)
 		d.Reason = denial.GetRule() + ": " + denial.GetReason()
 		s.audit(ctx, &d, false)
 		log.Info("denied", zap.String("rule", denial.GetRule()), zap.String("reason", denial.GetReason()))
@@ -137,11 +141,13 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	st.Kind = audit.KindStart
 	st.Verdict = summary(verdict)
 	if !s.audit(ctx, &st, true) {
+		denial := &helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper could not write the start record durably, so the command did not run"}
 		d := base
 		d.Kind = audit.KindDenied
-		d.Reason = RuleAuditUnavailable
+		d.Verdict = denialSummary(denial.GetRule(), verdict)
+		d.Reason = denial.GetRule() + ": " + denial.GetReason()
 		s.audit(ctx, &d, false)
-		return out.deny(&helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper could not write the start record durably, so the command did not run"})
+		return out.deny(denial)
 	}
 
 	timeout := s.timeout(start.GetTimeoutMs())
@@ -154,6 +160,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	if err != nil {
 		x := base
 		x.Kind = audit.KindExit
+		x.Verdict = summary(verdict)
 		x.Reason = "start failed: " + err.Error()
 		s.audit(ctx, &x, false)
 		log.Error("start failed", zap.Error(err))
@@ -168,10 +175,10 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	go s.forwardInput(stream, p, log)
 	r := p.Wait()
 	s.running.Add(-1)
-	release()
 
 	x := base
 	x.Kind = audit.KindExit
+	x.Verdict = summary(verdict)
 	x.Duration = r.Duration.Seconds()
 	x.Stdout, x.Stderr = r.StdoutBytes, r.StderrBytes
 	ev := &helperv1.Exited{Duration: durationpb.New(r.Duration), TimedOut: r.TimedOut, StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes}
@@ -192,8 +199,11 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	case r.Canceled:
 		x.Reason = "killed: the helper is stopping"
 	}
-	// The exit record is written even when the client has gone.
+	// The exit record is written even when the client has gone, and before the slot is
+	// freed, so that in the log a command's exit precedes the start of the one that waited
+	// for its slot.
 	s.audit(context.WithoutCancel(ctx), &x, false)
+	release()
 	log.Info("exited", zap.Int("status", r.Status()), zap.Duration("duration", r.Duration), zap.Bool("timed_out", r.TimedOut))
 	return out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Exited{Exited: ev}})
 }
@@ -496,4 +506,18 @@ func (o *sender) output(s execrun.Stream, data []byte) {
 	case <-o.abandon:
 	case <-o.done:
 	}
+}
+
+// auditEnv returns a request's environment additions as sorted NAME=value pairs for its
+// audit records (the log redacts secret-named values), or nil when there are none.
+func auditEnv(add map[string]string) []string {
+	if len(add) == 0 {
+		return nil
+	}
+	env := make([]string, 0, len(add))
+	for k, v := range add {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env
 }

@@ -128,7 +128,7 @@ func (s *Server) killGrace() time.Duration {
 // handshakeFailed audits a connection whose peer credentials could not be read.
 func (s *Server) handshakeFailed(err error) {
 	s.cfg.Logger.Warn("refused connection: peer credentials unavailable", zap.Error(err))
-	s.audit(context.Background(), &audit.Record{Kind: audit.KindRefused, Reason: err.Error()}, false)
+	s.audit(context.Background(), &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + err.Error()}, false)
 }
 
 // authorize checks the identity of a call. Failures are audited as refused.
@@ -136,12 +136,12 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 	c, err := peerauth.FromContext(ctx)
 	if err != nil {
 		s.cfg.Logger.Warn("refused call without peer credentials", zap.String("method", method), zap.Error(err))
-		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Reason: method + ": " + err.Error()}, false)
+		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + method + ": " + err.Error()}, false)
 		return status.Error(codes.Unauthenticated, "the helper could not read the caller's peer credentials")
 	}
 	if err := s.cfg.Authorize(c); err != nil {
 		s.cfg.Logger.Warn("refused caller", zap.String("method", method), zap.Stringer("peer", &c), zap.Error(err))
-		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Reason: method + ": " + err.Error()}, false)
+		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerNotAdmitted, nil), Reason: RulePeerNotAdmitted + ": " + method + ": " + err.Error()}, false)
 		return status.Errorf(codes.PermissionDenied, "the %s helper refuses this caller: %v", s.cfg.Role, err)
 	}
 	return nil

@@ -48,7 +48,7 @@ type Policy struct {
 	KillGrace, Drain time.Duration
 	// Path is the PATH commands get.
 	Path string
-	// Safety is the extra ShellSafety policy; nil means none.
+	// Safety is the extra ShellSafety policy of the [safety] table; nil means none.
 	Safety *safety.Policy
 	// SocketGroup is the group that owns the socket when the helper creates it; -1 keeps it.
 	SocketGroup int
@@ -75,7 +75,22 @@ type file struct {
 	Socket struct {
 		Group any `toml:"group"`
 	} `toml:"socket"`
-	Safety map[string]any `toml:"safety"`
+	Safety *safetyTable `toml:"safety"`
+}
+
+// safetyTable is the [safety] table: the ShellSafety policy format (docs/policy.md) inside the
+// root helper's policy, rules as [[safety.rule]].
+type safetyTable struct {
+	ProtectedPaths  []string          `toml:"protected_paths,omitempty"`
+	CredentialPaths []string          `toml:"credential_paths,omitempty"`
+	Rules           []safetyRuleTable `toml:"rule,omitempty"`
+}
+
+type safetyRuleTable struct {
+	ID       string   `toml:"id"`
+	Match    []string `toml:"match"`
+	Decision string   `toml:"decision"`
+	Message  string   `toml:"message,omitempty"`
 }
 
 // UnsafeFileError reports a policy file or directory that someone other than root could
@@ -221,9 +236,20 @@ func Parse(data []byte, name string) (*Policy, error) {
 		}
 		p.SocketGroup = int(gid)
 	}
-	if len(f.Safety) > 0 {
-		// Fail closed: rules an administrator wrote must not be silently ignored.
-		return nil, fmt.Errorf("policy: %s: [safety] rules are not supported by this build of ShellSafety yet; remove the table", name)
+	if f.Safety != nil {
+		// The table is re-encoded on its own and parsed by ShellSafety, which checks ids,
+		// decisions and match lists (unknown keys were refused above, with their line).
+		b, err := toml.Marshal(f.Safety)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %s: [safety]: %w", name, err)
+		}
+		if p.Safety, err = safety.ParsePolicy(b); err != nil {
+			var pe *safety.PolicyError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("policy: %s: [safety]: %s", name, pe.Reason)
+			}
+			return nil, fmt.Errorf("policy: %s: [safety]: %w", name, err)
+		}
 	}
 	return p, nil
 }

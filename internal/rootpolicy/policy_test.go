@@ -12,6 +12,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/peercred"
 	"github.com/s-code-dev/s-code/internal/rootpolicy"
 	"github.com/s-code-dev/s-code/internal/testenv"
+	"github.com/s-code-dev/s-code/safety"
 )
 
 const good = `
@@ -65,7 +66,10 @@ func TestParseErrors(t *testing.T) {
 		{"default-over-max", "[limits]\nmax_timeout = \"10s\"\ndefault_timeout = \"20s\"\n", "exceeds"},
 		{"zero-concurrency", "[limits]\nmax_concurrent = 0\n", "max_concurrent"},
 		{"relative-path", "[exec]\npath = \"bin:/usr/bin\"\n", "[exec] path"},
-		{"safety-rules", "[safety]\ndeny = [\"x\"]\n", "[safety]"},
+		{"safety-unknown-key", "[safety]\ndeny = [\"x\"]\n", "p.toml:2: unknown key \"safety.deny\""},
+		{"safety-bad-decision", "[[safety.rule]]\nid = \"x\"\nmatch = [\"ls\"]\ndecision = \"maybe\"\n", "[safety]"},
+		{"safety-star-not-last", "[[safety.rule]]\nid = \"x\"\nmatch = [\"*\", \"ls\"]\ndecision = \"deny\"\n", "[safety]"},
+		{"safety-duplicate-id", "[[safety.rule]]\nid = \"x\"\nmatch = [\"ls\"]\ndecision = \"deny\"\n[[safety.rule]]\nid = \"x\"\nmatch = [\"ps\"]\ndecision = \"deny\"\n", "[safety]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,5 +161,36 @@ func TestShippedDefault(t *testing.T) {
 	}
 	if err := p.Authorize(peercred.Creds{UID: 0, GID: 0}); err == nil {
 		t.Error("the default policy admits root")
+	}
+}
+
+// TestSafetyTable: the [safety] table becomes the root helper's ShellSafety policy.
+func TestSafetyTable(t *testing.T) {
+	p, err := rootpolicy.Parse([]byte(`
+[allow]
+users = [0]
+
+[safety]
+protected_paths = ["/srv/prod"]
+
+[[safety.rule]]
+id = "no-reboot"
+match = ["reboot", "*"]
+decision = "deny"
+message = "Reboots are scheduled, not run by hand."
+`), "p.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Safety == nil || len(p.Safety.Rules) != 1 || p.Safety.Rules[0].ID != "no-reboot" {
+		t.Fatalf("safety policy %+v", p.Safety)
+	}
+	ctx := safety.Context{Role: safety.RoleRoot, Workspace: "/root", Cwd: "/root", Home: "/root", Policy: p.Safety}
+	v := safety.Check("reboot now", ctx)
+	if v.Decision != safety.Deny || v.Findings[len(v.Findings)-1].Rule != "policy.no-reboot" {
+		t.Fatalf("reboot now: %+v", v)
+	}
+	if v := safety.Check("ls /srv", ctx); v.Decision == safety.Deny {
+		t.Fatalf("ls /srv denied: %+v", v)
 	}
 }
