@@ -134,7 +134,7 @@ var (
 	// the command could poison another workspace's cache.
 	ErrCacheInWorkspace = errors.New("tool cache directory lies inside the workspace")
 	// ErrBadWorkspace means the workspace cannot be sandboxed as given: the file system
-	// root, or a directory above the home directory.
+	// root, the home directory itself, or a directory above it.
 	ErrBadWorkspace = errors.New("workspace cannot be sandboxed")
 )
 
@@ -186,7 +186,9 @@ var runtimeRootCandidates = []string{
 
 // NewProfile returns the sandbox profile for h with network on or off. It does no I/O. It
 // fails with ErrRelativePath when a path of h is relative, with ErrBadWorkspace when the
-// workspace is the file system root or lies above the home directory, and with
+// workspace is the file system root, the home directory itself or lies above it (the home
+// directory holds login files such as .bashrc, .profile and .ssh that run code or grant
+// access, and a writable root cannot exclude them), and with
 // ErrCacheInWorkspace when the cache root lies inside the workspace.
 func NewProfile(h Host, network bool) (Profile, error) {
 	for _, p := range []struct{ name, path string }{{"home directory", h.Home}, {"workspace", h.Workspace}, {"tool cache directory", h.CacheRoot}} {
@@ -196,8 +198,8 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	}
 	ws := filepath.Clean(h.Workspace)
 	home := filepath.Clean(h.Home)
-	if ws == "/" || (within(ws, home) && ws != home) {
-		return Profile{}, fmt.Errorf("%w: %s contains the home directory %s; pick a project directory", ErrBadWorkspace, ws, home)
+	if ws == "/" || within(ws, home) {
+		return Profile{}, fmt.Errorf("%w: %s is or contains the home directory %s, whose login files (.bashrc, .profile, .ssh) would become writable; pick a project directory below it", ErrBadWorkspace, ws, home)
 	}
 	cacheRoot := filepath.Clean(h.CacheRoot)
 	if within(ws, cacheRoot) {

@@ -70,8 +70,9 @@ func TestNewProfileRefuses(t *testing.T) {
 		{"relative home", func(h *Host) { h.Home = "ada" }, ErrRelativePath},
 		{"file system root", func(h *Host) { h.Workspace = "/" }, ErrBadWorkspace},
 		{"above the home directory", func(h *Host) { h.Workspace = "/home" }, ErrBadWorkspace},
+		// The home directory itself: its .bashrc and .ssh would be writable roots.
+		{"the home directory", func(h *Host) { h.Workspace = h.Home }, ErrBadWorkspace},
 		{"cache inside the workspace", func(h *Host) { h.CacheRoot = "/home/ada/src/proj/.cache" }, ErrCacheInWorkspace},
-		{"home as workspace with the default cache", func(h *Host) { h.Workspace = "/home/ada" }, ErrCacheInWorkspace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
