@@ -100,7 +100,8 @@ func runServer(ctx context.Context, p serveParams) (err error) {
 	}
 	alog, err := audit.Open(p.auditDir, audit.Options{})
 	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
+		// audit's errors already name the log ("audit log: DIR …").
+		return err
 	}
 	defer func() {
 		if cerr := alog.Close(); cerr != nil && err == nil {

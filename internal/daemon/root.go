@@ -49,6 +49,9 @@ func RunRoot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer log.Sync()
 	pol, err := rootpolicy.Load(*policyPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w (install the default policy with `make install`, which admits nobody until you name users or groups, or pass --policy FILE: a root-owned file not writable by group or others)", err)
+	}
 	if err != nil {
 		return err
 	}
