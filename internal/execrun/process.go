@@ -330,6 +330,7 @@ func killGroup(pgid int, sig syscall.Signal) error {
 func setProcessGroup(a *syscall.SysProcAttr) {
 	a.Setpgid = true
 	a.Pgid = 0
+	setParentDeathSignal(a)
 }
 
 func closeAll(fs ...*os.File) {
