@@ -714,32 +714,16 @@ func isGlob(v string) bool {
 }
 
 // unescapeDQ removes the backslashes that double quotes remove: before $ ` " \ and newline.
-func unescapeDQ(v string) string {
-	if strings.IndexByte(v, '\\') < 0 {
-		return v
-	}
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c == '\\' && i+1 < len(v) {
-			switch v[i+1] {
-			case '$', '`', '"', '\\':
-				b.WriteByte(v[i+1])
-				i++
-				continue
-			case '\n':
-				i++
-				continue
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func unescapeDQ(v string) string { return unescapeBefore(v, "$`\"\\") }
 
 // unescapeHdoc removes the backslashes an unquoted here-document removes: before $ ` \ and
 // newline (not before ", unlike double quotes).
-func unescapeHdoc(v string) string {
+func unescapeHdoc(v string) string { return unescapeBefore(v, "$`\\") }
+
+// unescapeBefore removes each backslash that stands before one of the bytes in special (the
+// backslash goes, the byte stays) and each backslash-newline pair (both go), as bash does
+// inside double quotes and unquoted here-documents (bash(1), QUOTING).
+func unescapeBefore(v, special string) string {
 	if strings.IndexByte(v, '\\') < 0 {
 		return v
 	}
@@ -747,12 +731,12 @@ func unescapeHdoc(v string) string {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '\\' && i+1 < len(v) {
-			switch v[i+1] {
-			case '$', '`', '\\':
-				b.WriteByte(v[i+1])
+			switch next := v[i+1]; {
+			case next == '\n':
 				i++
 				continue
-			case '\n':
+			case strings.IndexByte(special, next) >= 0:
+				b.WriteByte(next)
 				i++
 				continue
 			}
