@@ -5,9 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,19 +19,5 @@ func main() {
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return exitStatus(daemon.RunUser(ctx, os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func exitStatus(err error) int {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.Is(err, daemon.ErrUsage):
-		fmt.Fprintf(os.Stderr, "s-code-userhelper: %v\n", err)
-		return 2
-	}
-	fmt.Fprintf(os.Stderr, "s-code-userhelper: %v\n", err)
-	return 1
+	return daemon.ExitStatus("s-code-userhelper", daemon.RunUser(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
 }

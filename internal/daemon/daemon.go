@@ -26,6 +26,21 @@ import (
 // ErrUsage marks a flag error; the mains exit with status 2 for it.
 var ErrUsage = errors.New("usage")
 
+// ExitStatus turns the error a helper's Run function returned into the process's exit
+// status, printing it to stderr as "prog: err": 0 for nil and for -h/--help (flag.ErrHelp),
+// 2 for ErrUsage, 1 for anything else.
+func ExitStatus(prog string, err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, ErrUsage):
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	return 1
+}
+
 // common are the flags both helpers take.
 type common struct {
 	listen   string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -341,5 +342,23 @@ func TestRunUserPolicy(t *testing.T) {
 	var ue *daemon.UnsafePolicyError
 	if !errors.As(err, &ue) {
 		t.Fatalf("a world-writable policy: %v", err)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+		says string
+	}{
+		{nil, 0, ""},
+		{flag.ErrHelp, 0, ""},
+		{fmt.Errorf("flags: %w", daemon.ErrUsage), 2, "prog: flags: usage\n"},
+		{errors.New("listen: boom"), 1, "prog: listen: boom\n"},
+	} {
+		var stderr strings.Builder
+		if got := daemon.ExitStatus("prog", tc.err, &stderr); got != tc.want || stderr.String() != tc.says {
+			t.Errorf("ExitStatus(%v) = %d, %q; want %d, %q", tc.err, got, stderr.String(), tc.want, tc.says)
+		}
 	}
 }
