@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -131,7 +130,7 @@ func TestRunUserSandbox(t *testing.T) {
 	// A program running inside a sandbox (a copy of this test binary in the workspace, started
 	// through the launcher) reaches the helper's socket but is refused.
 	probe := filepath.Join(ws, "src", "probe")
-	copyExecutable(t, self, probe)
+	testenv.CopyExecutable(t, self, probe)
 	p, err := sandbox.ForWorkspace(os.Getenv, ws, false)
 	if err != nil {
 		t.Fatal(err)
@@ -149,24 +148,5 @@ func TestRunUserSandbox(t *testing.T) {
 	cmd2.Env = []string{dialProbeEnv + "=" + sock}
 	if out, err := cmd2.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ok") {
 		t.Fatalf("an unconfined client was refused: %v: %s", err, out)
-	}
-}
-
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -39,22 +39,29 @@ func PublicExecutable(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("testenv: executable: %v", err)
 	}
-	src, err := os.Open(self)
+	dst := filepath.Join(PublicDir(t), filepath.Base(self))
+	CopyExecutable(t, self, dst)
+	return dst
+}
+
+// CopyExecutable copies the file from to a new file to with mode 0755, failing t on any
+// error (an existing file at to is replaced).
+func CopyExecutable(t testing.TB, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
 	if err != nil {
-		t.Fatalf("testenv: open %s: %v", self, err)
+		t.Fatalf("testenv: open %s: %v", from, err)
 	}
 	defer src.Close()
-	dst := filepath.Join(PublicDir(t), filepath.Base(self))
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
 	if err != nil {
-		t.Fatalf("testenv: create %s: %v", dst, err)
+		t.Fatalf("testenv: create %s: %v", to, err)
 	}
 	if _, err := io.Copy(out, src); err != nil {
 		out.Close()
-		t.Fatalf("testenv: copy test binary: %v", err)
+		t.Fatalf("testenv: copy %s to %s: %v", from, to, err)
 	}
 	if err := out.Close(); err != nil {
-		t.Fatalf("testenv: close %s: %v", dst, err)
+		t.Fatalf("testenv: close %s: %v", to, err)
 	}
-	return dst
 }

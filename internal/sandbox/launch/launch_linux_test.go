@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -720,7 +719,7 @@ func TestOrdinaryUser(t *testing.T) {
 	// Let uid 65534 reach the test binary and own the fixture.
 	exe, _ := os.Executable()
 	bin := filepath.Join(t.TempDir(), "launch.test")
-	copyFile(t, exe, bin)
+	testenv.CopyExecutable(t, exe, bin)
 	for d := filepath.Dir(bin); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 		os.Chmod(d, 0o755)
 	}
@@ -813,25 +812,6 @@ func TestOrdinaryUser(t *testing.T) {
 			})
 			f.checkProtectedIntact(t)
 		})
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 
