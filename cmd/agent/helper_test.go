@@ -79,6 +79,27 @@ func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdDeafSock listens on a Unix socket and closes every connection it accepts without a
+// word, as a socket unit whose service fails to start does: `deafsock PATH`. The listener
+// lasts until the script ends.
+func cmdDeafSock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: deafsock PATH")
+	}
+	l, err := net.Listen("unix", ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
 // cmdWaitFile waits up to 10 seconds until a file exists: `waitfile PATH`.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {

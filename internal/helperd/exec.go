@@ -199,6 +199,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	case r.Canceled:
 		x.Reason = "killed: the helper is stopping"
 	}
+	ev.Reason = x.Reason
 	// The exit record is written even when the client has gone, and before the slot is
 	// freed, so that in the log a command's exit precedes the start of the one that waited
 	// for its slot.
