@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -44,6 +45,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			env.Setenv("XDG_RUNTIME_DIR", env.WorkDir+"/run")
+			// The shipped files (the default root-helper policy, the units) for scripts that
+			// check them.
+			deploy, err := filepath.Abs("../../deploy")
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO_DEPLOY", deploy)
 			// The sandbox's dependency caches must lie outside the workspace, and scripts use
 			// $WORK as their workspace.
 			cache, err := os.MkdirTemp("", "s-code-tool-cache-")
