@@ -84,6 +84,7 @@ and inspects Git through a hardened host git.`,
 		newRunCmd(streams),
 		newSandboxCmd(streams),
 		newStatusCmd(streams),
+		newCacheCmd(streams),
 	)
 	strictCompletion(root)
 	return root
