@@ -73,6 +73,30 @@ check-proto: proto-tools ## fail if the committed generated code of proto/ is st
 	    diff -u "proto/$$f" "$$tmp/$$f" || { echo "proto/$$f is stale: run make proto"; exit 1; }; \
 	  done && echo "proto: generated code is up to date"
 
+# The Debian package: `make install` staged with Debian's paths, packed by nfpm (its CLI built
+# from its pinned Go module into ./bin/tools). Versions: v1.2.3 from a tag, else
+# 0.0~gitYYYYMMDD.HASH (dpkg orders both).
+NFPM_VERSION := v2.45.2
+DEB_ARCH ?= $(shell $(GO) env GOARCH)
+DEB_VERSION ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null) && echo "$${v\#v}" | sed 's/-\([0-9]*\)-g/+\1.g/' || \
+  echo "0.0~git$$(git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || date +%Y%m%d).$$(git rev-parse --short HEAD 2>/dev/null || echo 0)")
+STAGE := $(abspath $(BIN))/deb-root
+DEB_INSTALL_VARS := DESTDIR=$(STAGE) PREFIX=/usr SYSCONFDIR=/etc SYSUSERSDIR=/usr/lib/sysusers.d \
+  SYSTEMDSYSTEMUNITDIR=/usr/lib/systemd/system SYSTEMDUSERUNITDIR=/usr/lib/systemd/user INSTALL_SYSTEMD=yes INSTALL_LAUNCHD=no
+
+nfpm: ## install the pinned nfpm packager into ./bin/tools
+	@mkdir -p $(TOOLS)
+	@$(GO) version -m $(TOOLS)/nfpm 2>/dev/null | grep -qE '^\s+mod\s+github.com/goreleaser/nfpm/v2\s+$(NFPM_VERSION)\b' || \
+	  GOBIN=$(TOOLS) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+
+deb: nfpm ## build bin/s-code_VERSION_ARCH.deb: binaries, units, sysusers, default policy, man pages, completions, docs
+	rm -rf $(STAGE) $(BIN)/s-code_*.deb
+	@$(MAKE) --no-print-directory install $(DEB_INSTALL_VARS) >/dev/null
+	sed 's|@STAGE@|$(STAGE)|g' deploy/deb/nfpm.yaml > $(STAGE).yaml
+	DEB_ARCH=$(DEB_ARCH) DEB_VERSION=$(DEB_VERSION) $(TOOLS)/nfpm package \
+	  --config $(STAGE).yaml --packager deb --target $(BIN)/
+	@rm -rf $(STAGE) $(STAGE).yaml
+
 clean: ## remove build output
 	rm -rf $(BIN)
 
