@@ -133,7 +133,7 @@ func BenchmarkRunLatency(b *testing.B) {
 // record durable, and reports commands per second and the helper's RSS before and at peak.
 func BenchmarkRunThroughput(b *testing.B) {
 	benchThroughput(b, func(ctx context.Context, sc, sock string, c *helperclient.Client, cwd string) error {
-		res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "true", Cwd: cwd, Approved: true}, helperclient.Streams{})
+		res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "true", Cwd: cwd, Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, helperclient.Streams{})
 		if err != nil {
 			return err
 		}
@@ -220,7 +220,7 @@ func BenchmarkExecLatencyInProcess(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		t := time.Now()
-		res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "true", Cwd: cwd, Approved: true}, helperclient.Streams{})
+		res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "true", Cwd: cwd, Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, helperclient.Streams{})
 		if err != nil || res.Status() != 0 {
 			b.Fatalf("exec: %v %v", err, res)
 		}

@@ -153,16 +153,24 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 	for _, fd := range v.Findings {
 		rules = append(rules, fd.Rule)
 	}
+	var approval *helperv1.Approval
+	if approved {
+		ch := helperv1.ApprovalChannel_APPROVAL_CHANNEL_TERMINAL
+		if f.yes {
+			ch = helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG
+		}
+		approval = &helperv1.Approval{Channel: ch}
+	}
 	start := &helperv1.ExecStart{
-		Command:         command,
-		Shell:           shell,
-		Workspace:       workspace,
-		Cwd:             cwd,
-		Env:             env,
-		TimeoutMs:       uint32(f.timeout / time.Millisecond),
-		Approved:        approved,
-		ApprovedNetwork: f.network && approved,
-		ClientVerdict:   &helperv1.ClientVerdict{Decision: decisionProto(v.Decision), Rules: rules},
+		Approval:      approval,
+		Command:       command,
+		Shell:         shell,
+		Workspace:     workspace,
+		Cwd:           cwd,
+		Env:           env,
+		TimeoutMs:     uint32(f.timeout / time.Millisecond),
+		Network:       f.network && approved,
+		ClientVerdict: &helperv1.ClientVerdict{Decision: decisionProto(v.Decision), Rules: rules},
 	}
 
 	// Signals go to the command; the stream itself outlives the CLI's cancelled context, so

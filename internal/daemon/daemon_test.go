@@ -120,7 +120,7 @@ func TestRunUserLifecycle(t *testing.T) {
 	}
 	defer c.Close()
 	var out bytes.Buffer
-	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "echo $HOME; echo $USER", Cwd: dir, Approved: true}, helperclient.Streams{Stdout: &out})
+	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "echo $HOME; echo $USER", Cwd: dir, Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, helperclient.Streams{Stdout: &out})
 	if err != nil || res.Status() != 0 {
 		t.Fatalf("exec: %v %+v", err, res)
 	}
@@ -140,7 +140,7 @@ func TestRunUserLifecycle(t *testing.T) {
 	// A long command is still running when the helper is told to stop.
 	long := make(chan *helperclient.Result, 1)
 	go func() {
-		r, _ := c.Exec(context.Background(), &helperv1.ExecStart{Command: "sleep 60", Cwd: dir, Approved: true}, helperclient.Streams{})
+		r, _ := c.Exec(context.Background(), &helperv1.ExecStart{Command: "sleep 60", Cwd: dir, Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, helperclient.Streams{})
 		long <- r
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -291,7 +291,7 @@ func TestRunRootServes(t *testing.T) {
 	}
 	defer c.Close()
 	var out bytes.Buffer
-	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "id -u", Cwd: "/", Approved: true}, helperclient.Streams{Stdout: &out})
+	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "id -u", Cwd: "/", Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, helperclient.Streams{Stdout: &out})
 	if err != nil || res.Status() != 0 || out.String() != "0\n" {
 		t.Fatalf("exec: %v %+v %q\n%s", err, res, out.String(), logs.String())
 	}
@@ -330,7 +330,7 @@ func TestRunUserPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "cowsay moo", Cwd: dir, Approved: true}, helperclient.Streams{})
+	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "cowsay moo", Cwd: dir, Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, helperclient.Streams{})
 	if err != nil || res.Denied.GetRule() != "policy.no-cowsay" {
 		t.Fatalf("exec: %v %+v", err, res)
 	}

@@ -111,7 +111,7 @@ func TestRunUserSandbox(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			res, err := c.Exec(ctx, &helperv1.ExecStart{Command: tt.command, Workspace: ws, Cwd: ws, Approved: true, ApprovedNetwork: tt.network}, helperclient.Streams{Stdout: &out, Stderr: &errb})
+			res, err := c.Exec(ctx, &helperv1.ExecStart{Command: tt.command, Workspace: ws, Cwd: ws, Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}, Network: tt.network}, helperclient.Streams{Stdout: &out, Stderr: &errb})
 			if err != nil {
 				t.Fatalf("exec: %v", err)
 			}

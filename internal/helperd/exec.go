@@ -83,7 +83,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		Workspace: start.GetWorkspace(),
 		Env:       auditEnv(start.GetEnv()),
 		Client:    clientVerdict(start.GetClientVerdict()),
-		Approved:  start.GetApproved(),
+		Approved:  start.GetApproval() != nil,
 	}
 	log := s.cfg.Logger.With(zap.String("request_id", base.RequestID), zap.Uint32("peer_uid", c.UID), zap.Int32("peer_pid", c.PID))
 
@@ -167,7 +167,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		return status.Errorf(codes.Internal, "the helper could not start the command: %v", err)
 	}
 	s.running.Add(1)
-	log.Info("started", zap.Int("pid", p.Pid()), zap.Bool("approved", start.GetApproved()))
+	log.Info("started", zap.Int("pid", p.Pid()), zap.Bool("approved", start.GetApproval() != nil))
 	if err := out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Started{Started: &helperv1.Started{Pid: int32(p.Pid())}}}); err != nil {
 		log.Info("client gone before start was sent", zap.Error(err))
 	}
@@ -303,7 +303,9 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 	switch v.Decision {
 	case safety.Allow:
 	case safety.Ask:
-		if !start.GetApproved() {
+		// Bridge until the plan digest is checked: an Approval stands for the former
+		// approved flag (no weaker than before; replaced by the plan/approval check).
+		if start.GetApproval() == nil {
 			return execrun.Spec{}, &v, &helperv1.Denied{
 				Rule:     RuleApprovalRequired,
 				Reason:   "ShellSafety asks a person to approve this command (" + strings.Join(ruleIDs(v), ", ") + ") and the request carries no approval",
@@ -327,7 +329,7 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 		Env:       env,
 		Dir:       d.cwd,
 		Workspace: d.workspace,
-		Network:   start.GetApprovedNetwork(),
+		Network:   start.GetNetwork() && start.GetApproval() != nil,
 		RequestID: requestID,
 	}, &v, nil
 }
