@@ -487,7 +487,9 @@ func TestAuditUnavailableRunsNothing(t *testing.T) {
 func TestConcurrencyLimit(t *testing.T) {
 	e := newEnv(t, func(c *helperd.Config) { c.MaxConcurrent = 1 })
 	first := make(chan *result, 1)
-	go func() { first <- e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 0.4", Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, nil) }()
+	go func() {
+		first <- e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 0.4", Approval: &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}}, nil)
+	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for e.srv.Running() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
