@@ -73,8 +73,9 @@ type Validation struct {
 	// State lists S-Code's own state directories (audit log, runtime dir, turn records,
 	// caches, configuration): see StateDirs.
 	State []string
-	// AllowRoot skips the file-system-root and home rules (the root helper's admin work in
-	// /).
+	// AllowRoot skips the file-system-root and home rules and the rule against holding
+	// S-Code's state (the root helper's admin work in / or /var, whose commands are not
+	// sandboxed); lying inside S-Code's state stays refused.
 	AllowRoot bool
 }
 
@@ -136,7 +137,7 @@ func Validate(dir string, v Validation) error {
 		if Within(s, dir) {
 			return &Error{RuleState, dir, fmt.Sprintf("lies in S-Code's own state %s (audit log, runtime, turn records, caches or configuration)", s)}
 		}
-		if Within(dir, s) {
+		if Within(dir, s) && !v.AllowRoot {
 			return &Error{RuleState, dir, fmt.Sprintf("holds S-Code's own state %s (audit log, runtime, turn records, caches or configuration)", s)}
 		}
 	}
