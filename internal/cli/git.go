@@ -59,12 +59,9 @@ func (f *gitFlags) open() (*gitsafe.Repo, error) {
 	if f.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}
-	ws := f.workspace
-	if ws == "" {
-		var err error
-		if ws, err = defaultWorkspace(); err != nil {
-			return nil, err
-		}
+	ws, err := userWorkspace(f.workspace)
+	if err != nil {
+		return nil, err
 	}
 	// Plain output is cut to --max-bytes after it is formatted, at a line boundary (emit),
 	// so git keeps its own default cap there; JSON results are capped at the source.
