@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/version"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
@@ -33,6 +34,13 @@ type statusReport struct {
 	// InSandbox reports whether this s-code process itself runs inside an S-Code sandbox
 	// (then the helpers refuse it, as they must).
 	InSandbox bool `json:"in_sandbox"`
+	// Mode is the default permission mode of a session (s-code run without --mode):
+	// "manual", "accept-edits" or "workspace"; ModeSource says where it comes from: the
+	// configuration file, or "default". ModeError says why the configuration is unusable.
+	Mode       string `json:"mode"`
+	ModeSource string `json:"mode_source"`
+	ModeError  string `json:"mode_error,omitempty"`
+	configFile string // the configuration file's path, for the plain output
 	// Hints are things to do or know, one sentence each.
 	Hints []string `json:"hints"`
 }
@@ -117,6 +125,17 @@ Exit status: 0 when at least one helper answers; 1 when none does; 2 usage.`,
 func gatherStatus(ctx context.Context, userSock, rootSock string, timeout time.Duration) *statusReport {
 	rep := &statusReport{Client: version.Version, Sandbox: sandbox.ProbeFeatures(), Hints: []string{}}
 	rep.Confined = rep.Sandbox.Confines()
+	rep.Mode, rep.ModeSource = permission.Manual.String(), "default"
+	if path, err := configPath(); err == nil {
+		rep.configFile = path
+		switch c, err := loadUserConfig(); {
+		case err != nil:
+			rep.ModeError = err.Error()
+			rep.Hints = append(rep.Hints, "the configuration file is unusable, so s-code run refuses to start without --mode: "+err.Error())
+		case c.Mode != "":
+			rep.Mode, rep.ModeSource = c.Mode, path
+		}
+	}
 	if in, err := sandbox.ProcessConfined(os.Getpid()); err == nil {
 		rep.InSandbox = in
 	}
@@ -240,6 +259,14 @@ func writeStatusReport(w io.Writer, rep *statusReport) error {
 		conf = "NO: " + rep.Sandbox.Problem
 	}
 	fmt.Fprintf(&sb, "sandbox: %s; confinement: %s\n", rep.Sandbox.Describe(), conf)
+	switch {
+	case rep.ModeError != "":
+		sb.WriteString("mode: unknown (the configuration file is unusable)\n")
+	case rep.ModeSource == "default":
+		fmt.Fprintf(&sb, "mode: %s (the default; set mode in %s, or --mode)\n", rep.Mode, displayPath(rep.configFile))
+	default:
+		fmt.Fprintf(&sb, "mode: %s (from %s)\n", rep.Mode, displayPath(rep.ModeSource))
+	}
 	if rep.InSandbox {
 		sb.WriteString("this process: inside an S-Code sandbox\n")
 	}
