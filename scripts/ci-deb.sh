@@ -15,9 +15,25 @@ step() { echo "== deb: $*"; }
 
 if dpkg -s s-code >/dev/null 2>&1; then fail "s-code is already installed on this machine"; fi
 had_group=no; getent group s-code >/dev/null && had_group=yes
-[ -e /var/log/s-code ] && fail "/var/log/s-code exists before the install: the purge check needs a clean start"
+# The purge check needs /var/log/s-code to hold only this run's audit log: an existing one
+# (another run's root helper) is moved aside and put back at the end.
+saved=
+if [ -e /var/log/s-code ]; then
+  saved=$(mktemp -d)/s-code
+  mv /var/log/s-code "$saved"
+fi
+installed=no
+restore() {
+  # A failed check leaves no package behind for the next run.
+  if [ $installed = yes ] && dpkg -s s-code >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq s-code >/dev/null 2>&1 || true
+  fi
+  if [ -n "$saved" ]; then rm -rf /var/log/s-code; mv "$saved" /var/log/s-code; fi
+}
+trap restore EXIT
 
 step "apt-get install ./$deb"
+installed=yes
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb" >/dev/null
 dpkg -L s-code | sort > /tmp/s-code-deb-files.txt
 for f in /usr/bin/s-code /usr/bin/s-code-sandbox /usr/bin/s-code-userhelper /usr/bin/s-code-roothelper \
@@ -83,4 +99,5 @@ done </tmp/s-code-deb-files.txt
 if [ $had_group = no ] && getent group s-code >/dev/null; then fail "left after purge: the group s-code"; fi
 ls /var/log/s-code/* >/dev/null || fail "the purge removed the audit log"
 rm -rf /var/log/s-code /tmp/s-code-deb-files.txt /tmp/s-code-deb-roothelper.log # this check's own leftovers
+installed=no
 echo "== deb: built, installed, verified and purged: ok"
