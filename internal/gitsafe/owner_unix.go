@@ -20,3 +20,11 @@ func checkOwner(path string) error {
 	}
 	return nil
 }
+
+// fileID returns "DEV:INO" of fi.
+func fileID(fi os.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	return "?"
+}
