@@ -411,7 +411,7 @@ func (s *Server) judge(command string, ctx safety.Context) safety.Verdict {
 	if s.cfg.Gate == nil {
 		return v
 	}
-	g := s.cfg.Gate(v, command)
+	g := s.cfg.Gate(v, command, ctx)
 	g.Decision = g.Decision.Stricter(v.Decision)
 	return g
 }
