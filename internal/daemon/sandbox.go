@@ -44,7 +44,9 @@ func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string, s
 		return nil, nil, sandbox.Features{}, fmt.Errorf("sandbox launcher %s is not an executable file: %w", launcher, errors.Join(err, sandbox.ErrLauncherMissing))
 	}
 	f := sandbox.ProbeFeatures()
-	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict { return sandbox.GateVerdict(v, command, f) }
+	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict {
+		return sandbox.GateVerdict(v, command, f)
+	}
 	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines()}
 	return sandboxRunner{r}, gate, f, nil
 }
