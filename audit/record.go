@@ -31,6 +31,20 @@ type VerdictSummary struct {
 	Rules    []string `json:"rules,omitempty"` // rule ids of the findings
 }
 
+// Network settings of Record.Network.
+const (
+	NetworkNone    = "none"    // no network (the sandbox's default)
+	NetworkAllowed = "allowed" // a person approved network access for this command
+)
+
+// Approval is the approval an operation carried: the plan digest it names, its single-use
+// nonce and the channel it came through (terminal, elicitation, team …).
+type Approval struct {
+	Digest  string `json:"digest,omitempty"`
+	Nonce   string `json:"nonce,omitempty"`
+	Channel string `json:"channel,omitempty"`
+}
+
 // Record is one audit record. The writer fills Seq, Time, Prev and Hash (and the fields of
 // its own rotate, seal and recover records); callers fill the rest. Hash is the hex SHA-256
 // over Prev and the record's canonical bytes (docs/audit.md).
@@ -45,12 +59,27 @@ type Record struct {
 	Helper    string          `json:"helper,omitempty"` // "user" or "root"
 	Peer      *Peer           `json:"peer,omitempty"`
 	Command   string          `json:"command,omitempty"`
-	Cwd       string          `json:"cwd,omitempty"`
-	Workspace string          `json:"workspace,omitempty"`
-	Env       []string        `json:"env,omitempty"`            // requested environment additions, NAME=value, sorted; secret-named values redacted
-	Client    *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
-	Verdict   *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
-	Approved  bool            `json:"approved,omitempty"`       // the request says a person approved it
+	Cwd       string          `json:"cwd,omitempty"`       // request: as asked; start and exit: resolved (absolute, links resolved)
+	Workspace string          `json:"workspace,omitempty"` // request: as asked; start and exit: the resolved workspace
+	// Env is, in a request record, the requested environment additions; in start and exit
+	// records, the complete environment the command got. NAME=value, sorted; values of
+	// secret-named variables and secrets found by shape redacted (internal/redact).
+	Env      []string        `json:"env,omitempty"`
+	Client   *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
+	Verdict  *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
+	Approved bool            `json:"approved,omitempty"`       // the request says a person approved it
+	// Network is the network setting the command ran with: NetworkNone or NetworkAllowed
+	// (start and exit records); empty where it does not apply.
+	Network string `json:"network,omitempty"`
+	// Approval is the approval the request carried, if any (DESIGN.md "Decisions and
+	// approvals").
+	Approval *Approval `json:"approval,omitempty"`
+	// Mode is the permission mode the request ran under: "manual", "accept-edits" or
+	// "workspace"; empty when the request named none.
+	Mode string `json:"mode,omitempty"`
+	// Quarantined lists, in an exit record, the paths the sandbox removed or quarantined
+	// after the command because git would read them as configuration or indirection.
+	Quarantined []string `json:"quarantined,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	ExitCode  *int            `json:"exit_code,omitempty"`
 	Signal    string          `json:"signal,omitempty"`

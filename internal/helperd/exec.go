@@ -137,6 +137,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		return out.deny(denial)
 	}
 
+	base = withSpec(base, spec)
 	st := base
 	st.Kind = audit.KindStart
 	st.Verdict = summary(verdict)
