@@ -52,15 +52,15 @@ type Approval struct {
 // Prev and Hash must stay the last two fields: the canonical bytes are the JSON encoding up
 // to, not including, the hash member. New fields go before Prev.
 type Record struct {
-	Seq       uint64          `json:"seq"`
-	Time      time.Time       `json:"time"` // UTC, RFC 3339 with nanoseconds
-	Kind      Kind            `json:"kind"`
-	RequestID string          `json:"request_id,omitempty"`
-	Helper    string          `json:"helper,omitempty"` // "user" or "root"
-	Peer      *Peer           `json:"peer,omitempty"`
-	Command   string          `json:"command,omitempty"`
-	Cwd       string          `json:"cwd,omitempty"`       // request: as asked; start and exit: resolved (absolute, links resolved)
-	Workspace string          `json:"workspace,omitempty"` // request: as asked; start and exit: the resolved workspace
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"` // UTC, RFC 3339 with nanoseconds
+	Kind      Kind      `json:"kind"`
+	RequestID string    `json:"request_id,omitempty"`
+	Helper    string    `json:"helper,omitempty"` // "user" or "root"
+	Peer      *Peer     `json:"peer,omitempty"`
+	Command   string    `json:"command,omitempty"`
+	Cwd       string    `json:"cwd,omitempty"`       // request: as asked; start and exit: resolved (absolute, links resolved)
+	Workspace string    `json:"workspace,omitempty"` // request: as asked; start and exit: the resolved workspace
 	// Env is, in a request record, the requested environment additions; in start and exit
 	// records, the complete environment the command got. NAME=value, sorted; values of
 	// secret-named variables and secrets found by shape redacted (internal/redact).
@@ -80,12 +80,12 @@ type Record struct {
 	// Quarantined lists, in an exit record, the paths the sandbox removed or quarantined
 	// after the command because git would read them as configuration or indirection.
 	Quarantined []string `json:"quarantined,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	ExitCode  *int            `json:"exit_code,omitempty"`
-	Signal    string          `json:"signal,omitempty"`
-	Duration  float64         `json:"duration_s,omitempty"` // seconds
-	Stdout    int64           `json:"stdout_bytes,omitempty"`
-	Stderr    int64           `json:"stderr_bytes,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	Signal      string   `json:"signal,omitempty"`
+	Duration    float64  `json:"duration_s,omitempty"` // seconds
+	Stdout      int64    `json:"stdout_bytes,omitempty"`
+	Stderr      int64    `json:"stderr_bytes,omitempty"`
 
 	// Written by the log itself.
 	File          string  `json:"file,omitempty"`           // rotate: the previous file's name; recover: the repaired file
