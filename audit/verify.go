@@ -56,25 +56,25 @@ func (p *Problem) String() string {
 
 // Report is what Verify found.
 type Report struct {
-	Dir          string   `json:"dir"`
-	Whole        bool     `json:"whole"` // the chain (and, with a key, the seals) verified with no problem
-	Files        int      `json:"files"`
-	Records      uint64   `json:"records"`
-	Bytes        int64    `json:"bytes"`
-	FirstSeq     uint64   `json:"first_seq,omitempty"`
-	LastSeq      uint64   `json:"last_seq,omitempty"` // the last whole record verified
-	LastHash     string   `json:"last_hash,omitempty"`
-	Seals        int      `json:"seals"`
-	SealsChecked bool     `json:"seals_checked"`           // a key was given and the seals were checked with it
-	UnsealedTail uint64   `json:"unsealed_tail,omitempty"` // records after the last seal (chain-protected only)
+	Dir          string `json:"dir"`
+	Whole        bool   `json:"whole"` // the chain (and, with a key, the seals) verified with no problem
+	Files        int    `json:"files"`
+	Records      uint64 `json:"records"`
+	Bytes        int64  `json:"bytes"`
+	FirstSeq     uint64 `json:"first_seq,omitempty"`
+	LastSeq      uint64 `json:"last_seq,omitempty"` // the last whole record verified
+	LastHash     string `json:"last_hash,omitempty"`
+	Seals        int    `json:"seals"`
+	SealsChecked bool   `json:"seals_checked"`           // a key was given and the seals were checked with it
+	UnsealedTail uint64 `json:"unsealed_tail,omitempty"` // records after the last seal (chain-protected only)
 	// UnsealedSince is the time of the oldest record after the last seal (zero when none).
 	UnsealedSince time.Time `json:"unsealed_since,omitzero"`
 	// SealEpoch is the key state's seal index (how many seals the writer has made), when
 	// a key was given and the state was read.
 	SealEpoch *uint64  `json:"seal_epoch,omitempty"`
 	Witness   *Witness `json:"witness,omitempty"` // what the witness said, when one was asked for
-	Problem      *Problem `json:"problem,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
+	Problem   *Problem `json:"problem,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // VerifyOptions are the inputs of VerifyWith besides the directory.
