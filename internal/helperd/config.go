@@ -87,6 +87,9 @@ type Config struct {
 	MaxTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL; 0 means execrun.DefaultKillGrace.
 	KillGrace time.Duration
+	// Limits bound the connections and calls of each uid (limits.go); the zero value
+	// takes the defaults.
+	Limits Limits
 	// Logger receives the helper's logs; nil means none.
 	Logger *zap.Logger
 }
