@@ -31,18 +31,12 @@ type VerdictSummary struct {
 	Rules    []string `json:"rules,omitempty"` // rule ids of the findings
 }
 
-// Network settings of Record.Network.
-const (
-	NetworkNone    = "none"    // no network (the sandbox's default)
-	NetworkAllowed = "allowed" // a person approved network access for this command
-)
-
-// Approval is the approval an operation carried: the plan digest it names, its single-use
-// nonce and the channel it came through (terminal, elicitation, team …).
+// Approval is a person's approval as the request carried it.
 type Approval struct {
-	Digest  string `json:"digest,omitempty"`
-	Nonce   string `json:"nonce,omitempty"`
-	Channel string `json:"channel,omitempty"`
+	Channel   string    `json:"channel"`             // terminal, flag, elicitation, team, unset
+	Digest    string    `json:"digest,omitempty"`    // the plan digest approved
+	Nonce     string    `json:"nonce,omitempty"`     // the single-use nonce
+	ExpiresAt time.Time `json:"expires_at,omitzero"` // when it lapses
 }
 
 // Record is one audit record. The writer fills Seq, Time, Prev and Hash (and the fields of
@@ -59,33 +53,35 @@ type Record struct {
 	Helper    string    `json:"helper,omitempty"` // "user" or "root"
 	Peer      *Peer     `json:"peer,omitempty"`
 	Command   string    `json:"command,omitempty"`
-	Cwd       string    `json:"cwd,omitempty"`       // request: as asked; start and exit: resolved (absolute, links resolved)
-	Workspace string    `json:"workspace,omitempty"` // request: as asked; start and exit: the resolved workspace
-	// Env is, in a request record, the requested environment additions; in start and exit
-	// records, the complete environment the command got. NAME=value, sorted; values of
-	// secret-named variables and secrets found by shape redacted (internal/redact).
+	Cwd       string    `json:"cwd,omitempty"`       // the plan's resolved cwd (absolute, links resolved) where there is a plan, else as asked
+	Workspace string    `json:"workspace,omitempty"` // the plan's resolved workspace where there is a plan, else as asked
+	// Env is, in request and denied records, the requested environment additions; in start
+	// and exit records, the complete environment the command got. NAME=value, sorted;
+	// values of secret-named variables and secrets found by shape redacted (internal/redact).
 	Env      []string        `json:"env,omitempty"`
 	Client   *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
 	Verdict  *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
-	Approved bool            `json:"approved,omitempty"`       // the request says a person approved it
-	// Network is the network setting the command ran with: NetworkNone or NetworkAllowed
-	// (start and exit records); empty where it does not apply.
-	Network string `json:"network,omitempty"`
-	// Approval is the approval the request carried, if any (DESIGN.md "Decisions and
-	// approvals").
-	Approval *Approval `json:"approval,omitempty"`
-	// Mode is the permission mode the request ran under: "manual", "accept-edits" or
-	// "workspace"; empty when the request named none.
+	Approved bool            `json:"approved,omitempty"`       // a person's approval of this plan was accepted (Approval says which)
+	Reason   string          `json:"reason,omitempty"`
+	ExitCode *int            `json:"exit_code,omitempty"`
+	Signal   string          `json:"signal,omitempty"`
+	Duration float64         `json:"duration_s,omitempty"` // seconds
+	Stdout   int64           `json:"stdout_bytes,omitempty"`
+	Stderr   int64           `json:"stderr_bytes,omitempty"`
+	// Mode is the session's permission mode ("manual", "accept-edits", "workspace", or
+	// "unset" for a request that named none).
 	Mode string `json:"mode,omitempty"`
+	// PlanDigest is the digest of the helper's plan of the operation (SHA-256 hex).
+	PlanDigest string `json:"plan_digest,omitempty"`
+	// Network reports whether the plan runs with network access.
+	Network bool `json:"network,omitempty"`
+	// ExtraWritable are the paths outside the workspace the plan makes writable for one run.
+	ExtraWritable []string `json:"extra_writable,omitempty"`
+	// Approval is the approval the request carried, whether or not it was accepted.
+	Approval *Approval `json:"approval,omitempty"`
 	// Quarantined lists, in an exit record, the paths the sandbox removed or quarantined
 	// after the command because git would read them as configuration or indirection.
 	Quarantined []string `json:"quarantined,omitempty"`
-	Reason      string   `json:"reason,omitempty"`
-	ExitCode    *int     `json:"exit_code,omitempty"`
-	Signal      string   `json:"signal,omitempty"`
-	Duration    float64  `json:"duration_s,omitempty"` // seconds
-	Stdout      int64    `json:"stdout_bytes,omitempty"`
-	Stderr      int64    `json:"stderr_bytes,omitempty"`
 
 	// Written by the log itself.
 	File          string  `json:"file,omitempty"`           // rotate: the previous file's name; recover: the repaired file

@@ -53,12 +53,6 @@ func (r *redactor) record(rec *Record) {
 		p.Exe = r.clean(p.Exe)
 		rec.Peer = &p
 	}
-	rec.Network = r.clean(rec.Network)
-	rec.Mode = r.clean(rec.Mode)
-	if rec.Approval != nil {
-		a := Approval{Digest: r.clean(rec.Approval.Digest), Nonce: r.clean(rec.Approval.Nonce), Channel: r.clean(rec.Approval.Channel)}
-		rec.Approval = &a
-	}
 	if rec.Quarantined != nil {
 		q := make([]string, len(rec.Quarantined))
 		for i, p := range rec.Quarantined {
@@ -67,6 +61,20 @@ func (r *redactor) record(rec *Record) {
 		rec.Quarantined = q
 	}
 	rec.Client = r.verdict(rec.Client)
+	rec.Mode = r.clean(rec.Mode)
+	rec.PlanDigest = r.clean(rec.PlanDigest)
+	if rec.ExtraWritable != nil {
+		ew := make([]string, len(rec.ExtraWritable))
+		for i, p := range rec.ExtraWritable {
+			ew[i] = r.clean(p)
+		}
+		rec.ExtraWritable = ew
+	}
+	if rec.Approval != nil {
+		a := *rec.Approval
+		a.Channel, a.Digest, a.Nonce = r.clean(a.Channel), r.clean(a.Digest), r.clean(a.Nonce)
+		rec.Approval = &a
+	}
 	rec.Verdict = r.verdict(rec.Verdict)
 	if rec.Env != nil {
 		env := make([]string, len(rec.Env))
@@ -86,6 +94,17 @@ func (r *redactor) verdict(v *VerdictSummary) *VerdictSummary {
 		c.Rules = append(c.Rules, r.clean(id))
 	}
 	return &c
+}
+
+// RedactText returns s as the audit log would write it: known secret patterns (tokens,
+// keys, passwords in URLs) replaced by markers and control characters escaped (Escape). The
+// approval card uses it, so a card shows what the log will show.
+func RedactText(s string) string {
+	r, err := newRedactor(nil)
+	if err != nil {
+		return Escape(s)
+	}
+	return r.clean(s)
 }
 
 // Escape returns s with every byte or rune that a terminal or a log reader could take for

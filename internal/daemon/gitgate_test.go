@@ -13,8 +13,8 @@ import (
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/gitsafe"
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/testenv"
-	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 )
 
 // startRoot runs the real root helper (RunRoot) admitting root, and returns a client.
@@ -69,6 +69,7 @@ func TestRootGitConfigExec(t *testing.T) {
 		os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
 		os.WriteFile(filepath.Join(ws, ".gitattributes"), []byte("*.txt filter=evil\n"), 0o644)
 	}
+	os.Mkdir(filepath.Join(bad, "sub"), 0o755)
 	f, _ := os.OpenFile(filepath.Join(bad, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("[filter \"evil\"]\n\tclean = " + evil + "\n")
 	f.Close()
@@ -87,7 +88,7 @@ func TestRootGitConfigExec(t *testing.T) {
 		refused            bool
 	}{
 		{"git in the repository", "git add a.txt", bad, true},
-		{"a subdirectory", "git status", filepath.Join(bad, ".git"), true},
+		{"a subdirectory", "git status", filepath.Join(bad, "sub"), true},
 		{"git -C", "git -C " + bad + " add a.txt", "/", true},
 		{"cd then git", "cd " + bad + " && git add a.txt", "/", true},
 		{"quoted git", "'g'\"it\" add a.txt", bad, true},
@@ -99,7 +100,7 @@ func TestRootGitConfigExec(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			res, err := c.Exec(ctx, &helperv1.ExecStart{Command: tc.command, Cwd: tc.cwd, Approved: true}, helperclient.Streams{Stdout: &out, Stderr: &errb})
+			res, _, err := c.Run(ctx, helperclient.Operation{Command: tc.command, Cwd: tc.cwd, Mode: permission.Manual}, approveAll, helperclient.Streams{Stdout: &out, Stderr: &errb})
 			if err != nil {
 				t.Fatal(err)
 			}

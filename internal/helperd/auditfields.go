@@ -7,15 +7,9 @@ import (
 	"github.com/s-code-dev/s-code/internal/execrun"
 )
 
-// withSpec returns r with what the command will really get: the resolved cwd and workspace,
-// its complete environment (sorted; the audit log redacts secret values) and its network
-// setting. The start and exit records carry these, the request record what was asked.
-func withSpec(r audit.Record, spec execrun.Spec) audit.Record {
-	r.Cwd, r.Workspace = spec.Dir, spec.Workspace
+// withSpec puts into r what the command will really get besides the plan (withPlan): its
+// complete environment, sorted (the audit log redacts secret values). The request record
+// keeps the requested additions; the start and exit records carry this.
+func withSpec(r *audit.Record, spec execrun.Spec) {
 	r.Env = slices.Sorted(slices.Values(spec.Env))
-	r.Network = audit.NetworkNone
-	if spec.Network {
-		r.Network = audit.NetworkAllowed
-	}
-	return r
 }

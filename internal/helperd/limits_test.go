@@ -135,7 +135,7 @@ func TestFloodKeepsOwnerServed(t *testing.T) {
 		}
 	}
 	e := &env{client: c, aud: aud, work: t.TempDir()}
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo served", Cwd: e.work, Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo served", Cwd: e.work, Approval: approve()}, nil)
 	if r.err != nil || r.denied != nil || r.stdout.String() != "served\n" {
 		t.Fatalf("owner's command during the flood: err %v denied %v out %q", r.err, r.denied, r.stdout.String())
 	}
@@ -192,7 +192,7 @@ func TestOversizeAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: big, Cwd: e.work, Approved: true}}})
+	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: big, Cwd: e.work, Approval: approve()}}})
 	for {
 		if _, err := st.Recv(); err != nil {
 			if status.Code(err) != codes.ResourceExhausted {
@@ -228,7 +228,7 @@ func TestCallLimit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 1", Cwd: e.work, Approved: true}, nil)
+			e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 1", Cwd: e.work, Approval: approve()}, nil)
 		}()
 	}
 	for deadline := time.Now().Add(5 * time.Second); e.srv.Running() < 2; time.Sleep(10 * time.Millisecond) {
@@ -236,7 +236,7 @@ func TestCallLimit(t *testing.T) {
 			t.Fatal("the two commands did not start")
 		}
 	}
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo third", Cwd: e.work, Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo third", Cwd: e.work, Approval: approve()}, nil)
 	if status.Code(r.err) != codes.ResourceExhausted || !strings.Contains(r.err.Error(), helperd.RuleLimitCalls) {
 		t.Fatalf("third call: err %v denied %v", r.err, r.denied)
 	}
@@ -244,7 +244,7 @@ func TestCallLimit(t *testing.T) {
 		t.Fatalf("refusal record %+v %v", rec, ok)
 	}
 	wg.Wait()
-	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "echo again", Cwd: e.work, Approved: true}, nil)
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "echo again", Cwd: e.work, Approval: approve()}, nil)
 	if r.err != nil || r.stdout.String() != "again\n" {
 		t.Fatalf("after the limit: err %v out %q", r.err, r.stdout.String())
 	}
