@@ -11,3 +11,6 @@ func checkOwner(path string) error {
 
 // fileID returns "?": no device and inode here (checkOwner refuses every repository anyway).
 func fileID(os.FileInfo) string { return "?" }
+
+// unixWritable reports false: pinned views go to the temporary directory.
+func unixWritable(string) bool { return false }

@@ -28,3 +28,8 @@ func fileID(fi os.FileInfo) string {
 	}
 	return "?"
 }
+
+// unixWritable reports whether this process may create entries in dir.
+func unixWritable(dir string) bool {
+	return syscall.Access(dir, 0x2|0x1) == nil // W_OK|X_OK
+}

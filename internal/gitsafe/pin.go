@@ -30,13 +30,13 @@ type pinned struct {
 
 // pinLayout builds the private view of l in a new temporary directory (mode 0700).
 func pinLayout(l layout) (*pinned, error) {
-	tmp, err := os.MkdirTemp("", "s-code-git-")
+	tmp, err := os.MkdirTemp(pinParent(), "s-code-git-")
 	if err != nil {
 		return nil, fmt.Errorf("gitsafe: pin the repository: %w", err)
 	}
 	p := &pinned{tmp: tmp, gitDir: l.gitDir, stamp: l.stamp}
 	p.commonDir = filepath.Join(tmp, "common")
-	if err := mirrorDir(l.commonDir, p.commonDir, map[string][]byte{"config": l.config}); err != nil {
+	if err := mirrorDir(l.commonDir, p.commonDir, map[string][]byte{"config": l.config}, false); err != nil {
 		p.release()
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func pinLayout(l layout) (*pinned, error) {
 		if l.gitDir == l.commonDir {
 			files["config"] = l.config
 		}
-		if err := mirrorDir(l.gitDir, p.gitDir, files); err != nil {
+		if err := mirrorDir(l.gitDir, p.gitDir, files, true); err != nil {
 			p.release()
 			return nil, err
 		}
@@ -61,9 +61,35 @@ func pinLayout(l layout) (*pinned, error) {
 	return p, nil
 }
 
+// pinParent returns where the private views are made: a memory file system when there is
+// one (creating a dozen links on a disk costs milliseconds), else the temporary directory.
+// Each view is a fresh directory of mode 0700 with a random name (os.MkdirTemp).
+func pinParent() string {
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), "/dev/shm"} {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && unixWritable(d) {
+			return d
+		}
+	}
+	return os.TempDir()
+}
+
+// commonNames are the entries git looks up in $GIT_COMMON_DIR rather than $GIT_DIR (git's
+// path.c common_list): only these need links in a pinned common dir. Per-worktree paths
+// below them (logs/HEAD, refs/bisect …) are read from $GIT_DIR.
+var commonNames = map[string]bool{
+	"branches": true, "common": true, "config": true, "hooks": true, "info": true, "logs": true,
+	"lost-found": true, "objects": true, "refs": true, "remotes": true, "worktrees": true,
+	"rr-cache": true, "svn": true, "shallow": true, "packed-refs": true, "reftable": true,
+	"modules": true,
+}
+
 // mirrorDir creates dst holding, for each name of files, a copy of its bytes (a nil value
-// leaves the name absent), and a symbolic link to src/NAME for every other entry of src.
-func mirrorDir(src, dst string, files map[string][]byte) error {
+// leaves the name absent), and a symbolic link to src/NAME for every other entry of src
+// that git reads there (every entry when all, else the commonNames).
+func mirrorDir(src, dst string, files map[string][]byte, all bool) error {
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return fmt.Errorf("gitsafe: pin the repository: %w", err)
 	}
@@ -72,7 +98,7 @@ func mirrorDir(src, dst string, files map[string][]byte) error {
 		return &LayoutError{Rule: RuleNotRepository, Path: src, Reason: "cannot list the git directory", Err: err}
 	}
 	for _, e := range ents {
-		if _, ok := files[e.Name()]; ok {
+		if _, ok := files[e.Name()]; ok || (!all && !commonNames[e.Name()]) {
 			continue
 		}
 		if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
