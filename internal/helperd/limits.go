@@ -165,9 +165,10 @@ func (l *limiter) releaseCall(uid uint32) {
 
 // refusalKey is what the summarizer groups refusals by.
 type refusalKey struct {
-	uid   uint32
-	known bool // the uid is known (peer credentials were read)
-	rule  string
+	uid      uint32
+	known    bool // the uid is known (peer credentials were read)
+	rule     string
+	overflow bool // the key of every uid beyond maxRefusalKeys
 }
 
 // refusalCount is the refusals of one key in the current interval beyond the first.
@@ -198,7 +199,7 @@ func newRefusals(interval time.Duration, write func(*audit.Record)) *refusals {
 func (f *refusals) note(key refusalKey, r *audit.Record) {
 	f.mu.Lock()
 	if _, ok := f.keys[key]; !ok && len(f.keys) >= maxRefusalKeys {
-		key = refusalKey{rule: "many-callers"}
+		key = refusalKey{rule: key.rule, overflow: true}
 	}
 	c, ok := f.keys[key]
 	if ok {
@@ -230,7 +231,10 @@ func (f *refusals) flush() {
 		}
 		s := c.last
 		who := "callers without peer credentials"
-		if k.known {
+		switch {
+		case k.overflow:
+			who = fmt.Sprintf("callers of more than %d uids", maxRefusalKeys)
+		case k.known:
 			who = fmt.Sprintf("uid %d", k.uid)
 		}
 		s.Reason = fmt.Sprintf("%s: %d more refusal(s) of %s since %s (summarized: one record per %v); the last: %s", k.rule, c.n, who, c.since.UTC().Format(time.RFC3339), f.interval, s.Reason)
