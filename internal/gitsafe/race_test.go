@@ -180,3 +180,55 @@ func TestPinnedWorktreeConfig(t *testing.T) {
 		t.Fatalf("Status in the pinned view shows no change: %+v", st)
 	}
 }
+
+// TestRaceConfigFlipping: a writer that keeps renaming a good and an evil .git/config over
+// each other while s-code runs status again and again (a real race, no hook): each command
+// either runs on the good bytes or is refused, and the evil filter never runs.
+func TestRaceConfigFlipping(t *testing.T) {
+	ws := newRepo(t)
+	m := newMarker(t)
+	writeFile(t, filepath.Join(ws, ".gitattributes"), "*.txt filter=evil\n")
+	writeFile(t, filepath.Join(ws, "a.txt"), "modified\n")
+	cfg := filepath.Join(ws, ".git", "config")
+	good, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := string(good) + "[filter \"evil\"]\n\tclean = " + m.script + "\n"
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			body := string(good)
+			if i%2 == 1 {
+				body = evil
+			}
+			tmp := cfg + ".flip"
+			if os.WriteFile(tmp, []byte(body), 0o644) == nil {
+				os.Rename(tmp, cfg)
+			}
+		}
+	}()
+	r := openRepo(t, ws)
+	ran, refused := 0, 0
+	for range 100 {
+		_, err := r.Status(context.Background(), StatusOptions{})
+		if err != nil {
+			refused++
+		} else {
+			ran++
+		}
+	}
+	close(stop)
+	<-done
+	t.Logf("%d ran on the checked bytes, %d refused", ran, refused)
+	if m.ran(t) {
+		t.Fatal("the evil filter ran during the race")
+	}
+}
