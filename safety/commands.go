@@ -112,7 +112,6 @@ func init() {
 	register(hCommand, "command")
 	register(hBuiltin, "builtin")
 	register(hXargs, "xargs")
-	register(hParallel, "parallel", "sem")
 	register(hWatch, "watch")
 	register(hBusybox, "busybox", "toybox")
 	register(hEnv, "env")

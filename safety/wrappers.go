@@ -536,31 +536,6 @@ func (a *analyzer) xargsKnownInput(cmd []arg, repl string, c *callInfo) eff {
 	return e
 }
 
-// hParallel judges GNU parallel and sem: like xargs; without a command it runs the lines
-// of its input as commands.
-func hParallel(a *analyzer, argv []arg, c *callInfo) eff {
-	i := 1
-	for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
-		i++
-	}
-	if i >= len(argv) || argv[i].s == ":::" || argv[i].s == "::::" {
-		a.find(c, "exec.shell-stdin", Ask, "parallel runs its input lines as commands")
-		return effShellStdin
-	}
-	var sub []arg
-	for _, x := range argv[i:] {
-		if x.s == ":::" || x.s == "::::" || x.s == ":::+" {
-			break
-		}
-		sub = append(sub, x)
-	}
-	if len(sub) == 1 && strings.Contains(sub[0].s, " ") {
-		return a.nested(sub[0], Bash, c)
-	}
-	sub = append(sub, arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
-	return a.judge(sub, c)
-}
-
 // hWatch judges watch: without -x it joins its arguments and runs them with sh -c.
 func hWatch(a *analyzer, argv []arg, c *callInfo) eff {
 	p := parseArgs(argv, &optSpec{arg: "nq", long: []string{"interval", "equexit"}, lopt: []string{"differences"}, stop: true})
