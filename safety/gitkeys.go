@@ -71,7 +71,9 @@ type GitConfigKey struct {
 	Reason string
 }
 
-// gitProgramKeys is the table behind GitProgramKeys. Source: git-config(1) of Git 2.39 and
+// gitProgramKeys is the table behind GitProgramKeys. diff.tool, merge.tool and their
+// guitool twins are not in it: they pick one of Git's built-in tool definitions or a
+// difftool.<tool>.cmd / mergetool.<tool>.cmd, which is in it. Source: git-config(1) of Git 2.39 and
 // of git-scm.com for 2.54 (hook.<name>.command), git-send-email(1), git-interpret-trailers(1)
 // (trailer.<token>.cmd, and .command, its deprecated spelling), gitmodules(5), git-archive(1)
 // (tar.<format>.command), git-help(1), git-web--browse(1), git-instaweb(1),
@@ -92,8 +94,6 @@ var gitProgramKeys = []GitConfigKey{
 	{"credential.helper", GitKeyProgram, GitAnyValue, "credential helper runs a program"},
 	{"credential.*.helper", GitKeyProgram, GitAnyValue, "credential helper runs a program"},
 	{"diff.external", GitKeyProgram, GitAnyValue, "names a diff program"},
-	{"diff.tool", GitKeyProgram, GitAnyValue, "names a diff program"},
-	{"diff.guitool", GitKeyProgram, GitAnyValue, "names a diff program"},
 	{"diff.*.command", GitKeyProgram, GitAnyValue, "diff driver runs a program"},
 	{"diff.*.textconv", GitKeyProgram, GitAnyValue, "diff driver runs a program"},
 	{"difftool.*.cmd", GitKeyProgram, GitAnyValue, "names a diff tool command"},
@@ -115,8 +115,6 @@ var gitProgramKeys = []GitConfigKey{
 	{"man.viewer", GitKeyProgram, GitAnyValue, "names a manual viewer program"},
 	{"man.*.cmd", GitKeyProgram, GitAnyValue, "names a manual viewer command"},
 	{"man.*.path", GitKeyProgram, GitAnyValue, "names a manual viewer program"},
-	{"merge.tool", GitKeyProgram, GitAnyValue, "names a merge program"},
-	{"merge.guitool", GitKeyProgram, GitAnyValue, "names a merge program"},
 	{"merge.*.driver", GitKeyProgram, GitAnyValue, "merge driver runs a program"},
 	{"mergetool.*.cmd", GitKeyProgram, GitAnyValue, "names a merge tool command"},
 	{"mergetool.*.path", GitKeyProgram, GitAnyValue, "names a merge tool program"},

@@ -335,12 +335,25 @@ func hCapsh(a *analyzer, argv []arg, c *callInfo) eff {
 	return 0
 }
 
-// wrappedCommand judges the command an unknown program may run: the first operand that
-// names a known program starts it (setarch-like wrappers not listed, such as "foo --opt
-// rm -rf ~"). The unknown program itself asks; this only adds the inner command's
-// findings, so that a destructive inner command is denied.
+// wrappedPrograms are the programs an unknown wrapper is assumed to run when one of them
+// appears among its operands with arguments of its own: shells, privilege tools and the
+// commands that delete or overwrite files (sudo is left out: "searchsploit sudo 1.8" names it). Subcommand names that are also program names
+// (init, reboot, passwd, mount) are left out: "adb reboot" and "borg init" name a verb of
+// the tool, not a program it runs.
+var wrappedPrograms = map[string]bool{
+	"rm": true, "rmdir": true, "shred": true, "srm": true, "dd": true, "mv": true,
+	"chmod": true, "chown": true, "chgrp": true, "truncate": true, "unlink": true,
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
+	"fish": true, "eval": true, "xargs": true,
+	"find": true, "env": true,
+}
+
+// wrappedCommand judges the command an unknown program may run: the first operand that is
+// one of wrappedPrograms, with at least one argument, starts it (setarch-like wrappers not
+// listed, such as "foo --opt rm -rf ~"). The unknown program itself asks; this only adds
+// the inner command's findings, so that a destructive inner command is denied.
 func (a *analyzer) wrappedCommand(argv []arg, c *callInfo) eff {
-	for i := 1; i < len(argv); i++ {
+	for i := 1; i+1 < len(argv); i++ {
 		x := argv[i]
 		if x.dyn || x.s == "" || strings.HasPrefix(x.s, "-") {
 			continue
@@ -352,7 +365,7 @@ func (a *analyzer) wrappedCommand(argv []arg, c *callInfo) eff {
 			}
 			name = name[j+1:]
 		}
-		if commands[name] == nil || a.funcs[name] {
+		if !wrappedPrograms[name] || a.funcs[name] {
 			continue
 		}
 		return a.judge(argv[i:], c)

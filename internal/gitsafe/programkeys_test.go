@@ -56,8 +56,6 @@ var programKeyCases = []programKeyCase{
 	{key: "credential.helper", control: []string{"credential", "fill"}, stdin: "protocol=https\nhost=example.invalid\n\n"},
 	{key: "credential.https://example.invalid.helper", control: []string{"credential", "fill"}, stdin: "protocol=https\nhost=example.invalid\n\n"},
 	{key: "diff.external", control: []string{"diff"}},
-	{key: "diff.tool", value: func(*testing.T, marker) string { return "vimdiff" }},
-	{key: "diff.guitool", value: func(*testing.T, marker) string { return "meld" }},
 	{key: "diff.conv.command", attrs: "*.txt diff=conv\n", control: []string{"diff"}},
 	{key: "diff.conv.textconv", attrs: "*.txt diff=conv\n", control: []string{"diff"}},
 	{key: "difftool.evil.cmd", extra: []string{"diff.tool=evil"}, control: []string{"difftool", "-y"}},
@@ -79,8 +77,6 @@ var programKeyCases = []programKeyCase{
 	{key: "man.viewer", value: func(*testing.T, marker) string { return "evil" }},
 	{key: "man.evil.cmd", extra: []string{"man.viewer=evil"}, control: []string{"help", "-m", "log"}},
 	{key: "man.man.path"},
-	{key: "merge.tool", value: func(*testing.T, marker) string { return "vimdiff" }},
-	{key: "merge.guitool", value: func(*testing.T, marker) string { return "meld" }},
 	{key: "merge.evil.driver"},
 	{key: "mergetool.evil.cmd"},
 	{key: "mergetool.vimdiff.path"},
@@ -308,8 +304,10 @@ var manualNotProgram = map[string]bool{
 	"fsck.skiplist":              true, // a file of object names, only read
 	"i18n.commitencoding":        true, // an encoding name
 	"log.date":                   true, // a date format
-	"sendemail.multiedit":        true, // a boolean
-	"sendemail.<identity>.*":     true, // the heading of sendemail.<identity>.<key>, each listed on its own
+	// A tool name: Git's built-in definition or difftool.<tool>.cmd (in the table) runs.
+	"diff.tool": true, "diff.guitool": true, "merge.tool": true, "merge.guitool": true,
+	"sendemail.multiedit":    true, // a boolean
+	"sendemail.<identity>.*": true, // the heading of sendemail.<identity>.<key>, each listed on its own
 	// url.<base>.insteadOf rewrites URLs; the transports that run commands (ext::) stay
 	// off unless protocol.<name>.allow, which is in the table, enables them.
 	"url.<base>.insteadof": true,
