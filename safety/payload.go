@@ -18,10 +18,20 @@ func (a *analyzer) payloadShell(x arg, c *callInfo) eff {
 
 // tarPayload judges the program-running options of tar (GNU tar(1) "External programs"):
 // --to-command, -I/--use-compress-program, --rsh-command, --rmt-command, -F/--info-script,
-// --new-volume-script and --checkpoint-action=exec=COMMAND run COMMAND with /bin/sh -c.
-func (a *analyzer) tarPayload(o opt, c *callInfo) {
+// --new-volume-script and --checkpoint-action=exec=COMMAND run COMMAND with /bin/sh -c,
+// in the directory tar works in (-C DIR, when given).
+func (a *analyzer) tarPayload(p parsed, o opt, c *callInfo) {
 	if !o.has {
 		return
+	}
+	cwd := a.cwd
+	defer func() { a.cwd = cwd }()
+	if d, ok := p.get("C", "--directory"); ok && d.has {
+		if q, ok := a.resolve(d.val); ok && !strings.Contains(q, dyn) {
+			a.cwd = q
+		} else {
+			a.cwd = ""
+		}
 	}
 	switch o.name {
 	case "I", "--use-compress-program", "--to-command", "--rsh-command", "--rmt-command", "F", "--info-script", "--new-volume-script":
