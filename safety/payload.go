@@ -385,3 +385,80 @@ func (a *analyzer) wrappedCommand(argv []arg, c *callInfo) eff {
 
 // shellQuoteWord quotes s as one word for a POSIX shell.
 func shellQuoteWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// optionPayloads are, per program, the options whose value is a command the program runs:
+// "sh" a shell command (run with sh -c), "prog" a program run with arguments of its own
+// choosing (judged with a run-time argument). Sources: sort(1) --compress-program, split(1)
+// --filter, rg(1) --pre and --hostname-bin, fzf(1) --preview, wget(1) --use-askpass,
+// vim(1) -c and --cmd (an Ex command; "!cmd" runs a shell command), gdb(1) -ex/-iex
+// ("shell cmd" and "!cmd").
+var optionPayloads = map[string]map[string]string{
+	"sort":  {"--compress-program": "prog"},
+	"split": {"--filter": "sh"},
+	"rg":    {"--pre": "prog", "--hostname-bin": "prog"},
+	"fzf":   {"--preview": "sh"},
+	"sk":    {"--preview": "sh"},
+	"wget":  {"--use-askpass": "prog"},
+	"vim":   {"-c": "ex", "--cmd": "ex"}, "vi": {"-c": "ex", "--cmd": "ex"}, "nvim": {"-c": "ex", "--cmd": "ex"},
+	"view": {"-c": "ex", "--cmd": "ex"}, "vimdiff": {"-c": "ex", "--cmd": "ex"}, "ex": {"-c": "ex", "--cmd": "ex"},
+	"gdb": {"-ex": "gdb", "--ex": "gdb", "-iex": "gdb", "--eval-command": "gdb", "--init-eval-command": "gdb"},
+}
+
+func init() {
+	for name, opts := range optionPayloads {
+		h := commands[name]
+		if h == nil {
+			continue
+		}
+		opts := opts
+		commands[name] = func(a *analyzer, argv []arg, c *callInfo) eff {
+			e := h(a, argv, c)
+			a.optionPayload(argv, opts, c)
+			return e
+		}
+	}
+}
+
+// optionPayload judges the values of the payload options opts of argv (--opt VALUE,
+// --opt=VALUE, and for vim +CMD).
+func (a *analyzer) optionPayload(argv []arg, opts map[string]string, c *callInfo) {
+	for i := 1; i < len(argv); i++ {
+		s := argv[i].s
+		if s == "--" {
+			break
+		}
+		name, val, eq := strings.Cut(s, "=")
+		how, ok := opts[name]
+		var v arg
+		switch {
+		case ok && eq:
+			v = subArg(argv[i], val)
+		case ok && i+1 < len(argv):
+			i++
+			v = argv[i]
+		case strings.HasPrefix(s, "+") && len(s) > 1 && opts["-c"] == "ex":
+			how, v = "ex", subArg(argv[i], s[1:])
+		default:
+			continue
+		}
+		switch how {
+		case "sh":
+			a.payloadShell(v, c)
+		case "prog":
+			a.judge([]arg{v, {s: a.cwdOrDyn() + "/" + dyn, dyn: true}}, c)
+		case "ex":
+			// vim: "!cmd", ":!cmd", "silent !cmd", "r !cmd", "w !cmd": the text after "!".
+			if j := strings.IndexByte(v.s, '!'); j >= 0 {
+				a.payloadShell(subArg(v, v.s[j+1:]), c)
+			}
+		case "gdb":
+			// gdb: "shell cmd" and "!cmd" run cmd with the shell.
+			t := strings.TrimLeft(v.s, " \t")
+			if r, ok := strings.CutPrefix(t, "shell "); ok {
+				a.payloadShell(subArg(v, r), c)
+			} else if r, ok := strings.CutPrefix(t, "!"); ok {
+				a.payloadShell(subArg(v, r), c)
+			}
+		}
+	}
+}

@@ -730,6 +730,9 @@ func hPerf(a *analyzer, argv []arg, c *callInfo) eff {
 // run shell commands.
 func hGdb(a *analyzer, argv []arg, c *callInfo) eff {
 	a.find(c, "exec.tool-exec", Ask, argv[0].s+" runs and controls a program")
+	if argv[0].s == "gdb" {
+		a.optionPayload(argv, optionPayloads["gdb"], c)
+	}
 	for i, x := range argv[1:] {
 		if x.s == "--args" || x.s == "--" && argv[0].s == "lldb" {
 			if i+2 < len(argv) {
