@@ -125,6 +125,15 @@ func hParallelCmd(a *analyzer, argv []arg, c *callInfo) eff {
 		av = append(av, x)
 	}
 	p := parseArgs(av, &parallelSpec)
+	if d, ok := p.get("--workdir", "--wd"); ok && d.has && d.val.s != "." && d.val.s != "..." {
+		// --workdir DIR: the jobs run in DIR ("..." is a temporary directory of its own).
+		return a.inDir(d.val, false, func() eff { return parallelJobs(a, av, p, c) })
+	}
+	return parallelJobs(a, av, p, c)
+}
+
+// parallelJobs judges the jobs of a parsed parallel command line.
+func parallelJobs(a *analyzer, av []arg, p parsed, c *callInfo) eff {
 	var cmd []arg
 	var items []arg
 	i := p.rest
@@ -461,4 +470,44 @@ func (a *analyzer) optionPayload(argv []arg, opts map[string]string, c *callInfo
 			}
 		}
 	}
+}
+
+// inDir judges fn with the working directory set to dir (resolved against the current one;
+// unknown when dir is only known at run time), as a tool that changes directory before it
+// runs its command does (sudo -D, systemd-run --working-directory, bwrap --chdir, nsenter
+// --wd, parallel --workdir). An empty dir.s with unknown set means the directory is not known
+// (a login shell's home directory, the root of a chroot).
+func (a *analyzer) inDir(dir arg, unknown bool, fn func() eff) eff {
+	cwd := a.cwd
+	defer func() { a.cwd = cwd }()
+	switch {
+	case unknown:
+		a.cwd = ""
+	default:
+		if q, ok := a.resolve(dir); ok && !strings.Contains(q, dyn) {
+			a.cwd = q
+		} else {
+			a.cwd = ""
+		}
+	}
+	return fn()
+}
+
+// systemdRunDir returns the directory systemd-run's command runs in (systemd.exec(5)
+// WorkingDirectory=): --working-directory DIR, the current one with -d/--same-dir, else the
+// root directory for the system manager and the home directory for the user manager.
+func systemdRunDir(a *analyzer, p parsed) arg {
+	if d, ok := p.get("--working-directory"); ok && d.has {
+		return d.val
+	}
+	if p.has("d", "--same-dir") {
+		return lit(a.cwdOrDyn())
+	}
+	if p.has("--user") {
+		if a.ctx.Home == "" {
+			return arg{s: dyn, dyn: true}
+		}
+		return lit(a.ctx.Home)
+	}
+	return lit("/")
 }
