@@ -39,6 +39,8 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 			k, val, _ := strings.Cut(v.s, "=")
 			if strings.HasPrefix(v.s, dyn) || gitExecSetting(k, val, v.dyn) {
 				a.find(c, "git.config-exec", Deny, "git -c "+display(k)+gitKeyWhy(k, val, v.dyn))
+			} else if gitPagerOn(k, val) {
+				a.find(c, "git.pager", Ask, "git -c "+display(k)+" turns the pager on")
 			}
 		case "--config-env":
 			k, _, _ := strings.Cut(v.s, "=")

@@ -276,3 +276,13 @@ func gitKeyWhy(key, value string, dynValue bool) string {
 	}
 	return ""
 }
+
+// gitPagerOn reports whether setting key to value turns Git's pager on for a command
+// (pager.<cmd> set to a boolean true, git-config(1)), as git -p does.
+func gitPagerOn(key, value string) bool {
+	section, sub, _ := splitGitKey(strings.ToLower(key))
+	if section != "pager" || sub != "" || !gitBool(value) {
+		return false
+	}
+	return gitValueRuns(GitNotFalse, value, true)
+}
