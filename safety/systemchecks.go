@@ -36,12 +36,14 @@ func (a *analyzer) ruleMessage(id string) string {
 }
 
 func init() {
-	kill := commands["kill"]
-	commands["kill"] = func(a *analyzer, argv []arg, c *callInfo) eff {
-		if killZero(argv) {
-			return 0
+	for _, n := range []string{"kill", "pkill", "killall"} {
+		h := commands[n]
+		commands[n] = func(a *analyzer, argv []arg, c *callInfo) eff {
+			if killZero(argv) {
+				return 0
+			}
+			return h(a, argv, c)
 		}
-		return kill(a, argv, c)
 	}
 	for _, n := range []string{"sshd", "nginx", "apachectl", "apache2ctl", "httpd", "haproxy", "named-checkconf", "named-checkzone", "caddy", "promtool", "amtool", "unbound-checkconf", "dnsmasq", "exim", "squid", "php-fpm", "lighttpd", "varnishd", "keepalived", "chronyd", "dhcpd", "kea-dhcp4", "smbd", "testparm", "systemd-analyze"} {
 		h := commands[n]
@@ -82,9 +84,10 @@ func init() {
 	}
 }
 
-// killZero reports whether kill(1) sends signal 0, which only checks that the processes
-// exist (kill(2): "If sig is 0, then no signal is sent"): kill -0 PID, kill -s 0, kill -n 0,
-// kill -SIG0 is not a name; -0 as the signal, never as a pid list of its own.
+// killZero reports whether kill(1), pkill(1) or killall(1) sends signal 0, which only
+// checks that the processes exist (kill(2): "If sig is 0, then no signal is sent"): kill -0
+// PID, kill -s 0, kill -n 0, pkill -0 PATTERN, killall -0 NAME; -0 as the signal, followed
+// by the processes and nothing else (an option after it may be pkill's -signal form).
 func killZero(argv []arg) bool {
 	if len(argv) < 3 {
 		return false

@@ -96,7 +96,7 @@ func init() {
 	configuredRuns("npm", "npm runs scripts with the script-shell of the workspace's .npmrc", npmScripts)
 	configuredRuns("pnpm", "pnpm runs scripts with the script-shell of the workspace's .npmrc and loads .pnpmfile.cjs", npmScripts)
 	commands["direnv"] = hDirenv
-	for _, n := range []string{"ruff", "black", "isort", "staticcheck"} {
+	for _, n := range []string{"ruff", "black", "isort", "staticcheck", "pyright"} {
 		h := commands[n]
 		commands[n] = readOnlyLinter(h)
 	}
@@ -134,7 +134,7 @@ func hDirenv(a *analyzer, argv []arg, c *callInfo) eff {
 }
 
 // readOnlyLinter wraps the handler of a linter that loads no code from the workspace (ruff,
-// black, isort and staticcheck read configuration files only): a check that writes nothing
+// black, isort, staticcheck and pyright read configuration files only): a check that writes nothing
 // is read-only (ruff check without --fix, black --check, isort --check-only); any other
 // run is judged by h.
 func readOnlyLinter(h handler) handler {
@@ -190,6 +190,8 @@ func linterReadOnly(argv []arg) bool {
 		return has("--check-only", "--check", "-c", "--diff")
 	case "staticcheck":
 		return true
+	case "pyright":
+		return !has("--createstub", "--writebaseline", "--watch", "-w")
 	}
 	return false
 }
