@@ -21,8 +21,18 @@ import "strings"
 // DIRENV_CONFIG (direnv.toml whitelists directories whose .envrc runs unasked), yarn's
 // YARN_RC_FILENAME, cargo's RUSTC_WORKSPACE_WRAPPER, RUSTDOC and CARGO_BUILD_RUSTDOC, and
 // the JVM options of build tools (MAVEN_OPTS, GRADLE_OPTS, ANT_OPTS, SBT_OPTS, JAVA_OPTS:
-// -javaagent loads code).
+// -javaagent loads code), and the configuration files or directories of tools that run
+// what they name: ack's ACKRC (--pager), psql's PSQLRC (\! commands), irb's IRBRC,
+// IPython's IPYTHONDIR and Jupyter's JUPYTER_CONFIG_DIR (startup scripts), Julia's
+// JULIA_LOAD_PATH and JULIA_DEPOT_PATH (startup.jl), R's R_ENVIRON and R_ENVIRON_USER,
+// Terraform's TF_CLI_CONFIG_FILE (provider dev_overrides run any binary), Docker's
+// DOCKER_CONFIG (credHelpers run docker-credential-* programs), Ansible's ANSIBLE_CONFIG
+// (plugin paths) and Vagrant's VAGRANT_VAGRANTFILE (Ruby code).
 var configInjectionExact = map[string]bool{
+	"ACKRC": true, "PSQLRC": true, "IRBRC": true, "IPYTHONDIR": true, "JUPYTER_CONFIG_DIR": true,
+	"JULIA_LOAD_PATH": true, "JULIA_DEPOT_PATH": true, "R_ENVIRON": true, "R_ENVIRON_USER": true,
+	"TF_CLI_CONFIG_FILE": true, "DOCKER_CONFIG": true, "ANSIBLE_CONFIG": true,
+	"VAGRANT_VAGRANTFILE": true,
 	"RIPGREP_CONFIG_PATH": true, "BAT_CONFIG_PATH": true, "BAT_PAGER": true,
 	"FZF_DEFAULT_COMMAND": true, "DIRENV_CONFIG": true, "YARN_RC_FILENAME": true,
 	"RUSTC_WORKSPACE_WRAPPER": true, "RUSTDOC": true, "CARGO_BUILD_RUSTDOC": true,
