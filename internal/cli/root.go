@@ -85,6 +85,7 @@ and inspects Git through a hardened host git.`,
 		newSandboxCmd(streams),
 		newStatusCmd(streams),
 		newCacheCmd(streams),
+		newMCPServersCmd(streams),
 	)
 	strictCompletion(root)
 	return root
