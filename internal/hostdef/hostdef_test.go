@@ -51,10 +51,12 @@ func TestDigestCoversEveryField(t *testing.T) {
 		t.Fatalf("confirmed definition: %v", err)
 	}
 	for name, change := range map[string]func(d *Definition){
-		"command":     func(d *Definition) { d.Command = "/usr/bin/node" },
-		"arg":         func(d *Definition) { d.Args[0] = "-Y" },
-		"arg added":   func(d *Definition) { d.Args = append(d.Args, "--x") },
-		"arg split":   func(d *Definition) { d.Args = append([]string{"-y", "@modelcontextprotocol/server-github@2025.4.8", "--a"}, d.Args[2][4:]) },
+		"command":   func(d *Definition) { d.Command = "/usr/bin/node" },
+		"arg":       func(d *Definition) { d.Args[0] = "-Y" },
+		"arg added": func(d *Definition) { d.Args = append(d.Args, "--x") },
+		"arg split": func(d *Definition) {
+			d.Args = append([]string{"-y", "@modelcontextprotocol/server-github@2025.4.8", "--a"}, d.Args[2][4:])
+		},
 		"dir":         func(d *Definition) { d.Dir = "/tmp" },
 		"env added":   func(d *Definition) { d.Env["NEW"] = "env:NEW" },
 		"handle":      func(d *Definition) { d.Env["GITHUB_TOKEN"] = "env:GITHUB_TOKEN" },
