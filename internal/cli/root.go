@@ -86,6 +86,7 @@ and inspects Git through a hardened host git.`,
 		newStatusCmd(streams),
 		newCacheCmd(streams),
 		newMCPServersCmd(streams),
+		newTermCmd(streams),
 	)
 	strictCompletion(root)
 	return root

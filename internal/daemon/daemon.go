@@ -98,6 +98,8 @@ type serveParams struct {
 	drain    time.Duration
 	cfg      helperd.Config
 	log      *zap.Logger
+	// hostProcs serves the Processes service (the user helper's host process supervisor).
+	hostProcs bool
 }
 
 // runServer opens the listener and the audit log, serves until ctx ends, then stops:
@@ -126,6 +128,12 @@ func runServer(ctx context.Context, p serveParams) (err error) {
 	}()
 	cfg := p.cfg
 	cfg.Auditor = alog
+	if p.hostProcs {
+		sup := newHostProcs(&cfg, alog, log)
+		// Deferred after the audit log's Close, so it runs first: every host process's
+		// stop and exit are recorded before the log is sealed.
+		defer sup.Close(context.Background())
+	}
 	cfg.Logger = log
 	// No workspace may hold or lie inside the audit log, wherever it was put.
 	cfg.StateDirs = append(cfg.StateDirs, p.auditDir)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc"
 	"time"
 
 	"go.uber.org/zap"
@@ -56,6 +57,9 @@ type Config struct {
 	// Version is reported by Status.
 	Version string
 	Auditor Auditor
+	// Services registers further gRPC services on the helper's server (the user helper's
+	// Processes service); they get the same authentication, authorization and limits.
+	Services func(grpc.ServiceRegistrar)
 	// Authorize is called on every call with the peer's credentials.
 	Authorize Authorizer
 	// Runner builds each command (execrun.Plain, or the sandbox).

@@ -84,6 +84,9 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.streamLimit, s.streamAuth),
 	)
 	helperv1.RegisterHelperServer(s.grpc, s)
+	if cfg.Services != nil {
+		cfg.Services(s.grpc)
+	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(helperv1.Helper_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
