@@ -244,14 +244,15 @@ func (r *Root) removeDirs(created []string) {
 
 func infoOf(st *unix.Stat_t) Info {
 	return Info{
-		Exists: true,
-		Dev:    uint64(st.Dev),
-		Ino:    uint64(st.Ino),
-		Mode:   uint32(st.Mode) & 0o777,
-		Uid:    int(st.Uid),
-		Gid:    int(st.Gid),
-		Nlink:  uint64(st.Nlink),
-		Size:   st.Size,
+		Exists:  true,
+		Dev:     uint64(st.Dev),
+		Ino:     uint64(st.Ino),
+		Mode:    uint32(st.Mode) & 0o777,
+		Uid:     int(st.Uid),
+		Gid:     int(st.Gid),
+		Nlink:   uint64(st.Nlink),
+		Size:    st.Size,
+		ModTime: st.Mtim.Nano(),
 	}
 }
 
