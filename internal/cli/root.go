@@ -80,6 +80,7 @@ and inspects Git through a hardened host git.`,
 		newGitCmd(streams),
 		newRunCmd(streams),
 		newSandboxCmd(streams),
+		newMCPCmd(streams),
 	)
 	return root
 }

@@ -49,7 +49,8 @@ type Card struct {
 	Cwd       string           `json:"cwd,omitempty"`
 	Network   bool             `json:"network"`
 	Mode      string           `json:"mode"`
-	Paths     []string         `json:"paths,omitempty"` // files a patch changes
+	Paths     []string         `json:"paths,omitempty"`        // files a patch changes
+	Batch     string           `json:"batch_sha256,omitempty"` // SHA-256 of the decoded patch batch
 	Findings  []safety.Finding `json:"findings,omitempty"`
 	Sandbox   *SandboxSummary  `json:"sandbox,omitempty"`
 }
@@ -103,6 +104,16 @@ func (c *Card) Text() string {
 type Approver interface {
 	Approve(ctx context.Context, card *Card) (Answer, error)
 }
+
+// ApprovalPending is the error of an Approver that cannot answer within this call (MCP's
+// multi round-trip requests: the server returns an input request, the person answers, the
+// client calls again). A tool returns it unchanged; nothing has run.
+type ApprovalPending struct {
+	Card *Card
+}
+
+// Error says that a person's answer is pending.
+func (e *ApprovalPending) Error() string { return "approval pending: " + e.Card.Title }
 
 // ExecRequest is one command for an Executor.
 type ExecRequest struct {
@@ -246,7 +257,12 @@ func execCommand(ctx context.Context, env *Env, in ExecInput) (ExecResult, error
 		card := &Card{Kind: "exec_command", Title: "Run a command in the workspace", Command: in.Command, Shell: shell,
 			Workspace: ws, Cwd: cwd, Network: in.Network, Mode: env.Mode.String(), Findings: v.Findings, Sandbox: sandboxSummary(ws, in.Command, in.Network)}
 		rules := ruleIDs(v, in.Network)
-		answer = askApproval(ctx, env, card)
+		var askErr error
+		answer, askErr = askApproval(ctx, env, card)
+		var pending *ApprovalPending
+		if errors.As(askErr, &pending) {
+			return ExecResult{}, askErr
+		}
 		res.ExitStatus = ExitDenied
 		switch answer {
 		case AnswerAccept:
@@ -261,6 +277,9 @@ func execCommand(ctx context.Context, env *Env, in ExecInput) (ExecResult, error
 			res.ApprovalRequired = &ApprovalRequired{Rules: rules, Card: card,
 				WhatToDo: "a person must approve this command; this client cannot ask (no MCP elicitation). Ask the user to run it themselves with `s-code run -- COMMAND` on a terminal, or to use a client that supports elicitation; do not retry it here."}
 			res.Note = "approval required (rules: " + strings.Join(rules, ", ") + "); nothing ran"
+			if askErr != nil {
+				res.Note += "; the approval request failed: " + askErr.Error()
+			}
 			return res, nil
 		}
 	}
@@ -302,16 +321,17 @@ func execCommand(ctx context.Context, env *Env, in ExecInput) (ExecResult, error
 	return res, nil
 }
 
-// askApproval asks env's approver; a missing approver or a failed request is no approval.
-func askApproval(ctx context.Context, env *Env, card *Card) Answer {
+// askApproval asks env's approver; a missing approver or a failed request is no approval
+// (the error says why the request failed).
+func askApproval(ctx context.Context, env *Env, card *Card) (Answer, error) {
 	if env.Approver == nil {
-		return AnswerUnavailable
+		return AnswerUnavailable, nil
 	}
 	a, err := env.Approver.Approve(ctx, card)
 	if err != nil {
-		return AnswerUnavailable
+		return AnswerUnavailable, err
 	}
-	return a
+	return a, nil
 }
 
 func notApprovedMessage(a Answer, what, nothing string) string {

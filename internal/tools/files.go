@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,7 +195,17 @@ func applyPatch(ctx context.Context, env *Env, req *patch.Request) (ApplyPatchRe
 		if err != nil {
 			return ApplyPatchResult{}, patchErr(req, err)
 		}
-		ans := askApproval(ctx, env, &Card{Kind: "apply_patch", Title: "Apply a patch to " + target, Workspace: env.Root.Path(), Paths: patchPaths(req), Mode: env.Mode.String()})
+		batch, err := json.Marshal(req)
+		if err != nil {
+			return ApplyPatchResult{}, err
+		}
+		sum := sha256.Sum256(batch)
+		ans, askErr := askApproval(ctx, env, &Card{Kind: "apply_patch", Title: "Apply a patch to " + target, Workspace: env.Root.Path(),
+			Paths: patchPaths(req), Batch: hex.EncodeToString(sum[:]), Mode: env.Mode.String()})
+		var pending *ApprovalPending
+		if errors.As(askErr, &pending) {
+			return ApplyPatchResult{}, askErr
+		}
 		if ans != AnswerAccept {
 			return ApplyPatchResult{}, &Error{Code: "not_approved", Rule: "mode.manual", Message: notApprovedMessage(ans, "the patch", "nothing was written")}
 		}
