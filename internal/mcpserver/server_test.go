@@ -1,0 +1,277 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/s-code-dev/s-code/internal/tools"
+)
+
+// recordingExec stands in for the user helper: it records what it was asked to run and
+// "runs" nothing, so a test can prove that a command was or was not sent.
+type recordingExec struct {
+	mu   sync.Mutex
+	runs []tools.ExecRequest
+}
+
+func (r *recordingExec) Exec(_ context.Context, req tools.ExecRequest, stdout, _ io.Writer) (*tools.ExecOutcome, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs = append(r.runs, req)
+	io.WriteString(stdout, "ran: "+req.Command+"\n")
+	return &tools.ExecOutcome{RequestID: "req-1"}, nil
+}
+
+func (r *recordingExec) commands() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, q := range r.runs {
+		out = append(out, q.Command)
+	}
+	return out
+}
+
+type session struct {
+	cs       *mcp.ClientSession
+	exec     *recordingExec
+	changed  chan struct{}
+	ws       string
+	elicited []string
+}
+
+// start connects a Go SDK client to a new server over in-memory transports.
+func start(t *testing.T, opts *mcp.ClientOptions, mode tools.Mode) *session {
+	t.Helper()
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644)
+	rec := &recordingExec{}
+	srv, err := New(Options{Workspace: ws, Mode: mode, EditFormat: tools.EditLines, Executor: rec, TurnsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go srv.Run(ctx, st)
+	s := &session{exec: rec, changed: make(chan struct{}, 8), ws: ws}
+	if opts == nil {
+		opts = &mcp.ClientOptions{}
+	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { s.changed <- struct{}{} }
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	s.cs = cs
+	return s
+}
+
+func (s *session) call(t *testing.T, name string, args any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	res, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var m map[string]any
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			json.Unmarshal([]byte(tc.Text), &m)
+		}
+	}
+	return res, m
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	return out
+}
+
+func TestToolSearchLoadsDeferredTools(t *testing.T) {
+	s := start(t, nil, tools.ModeAcceptEdits)
+	if names := strings.Join(toolNames(t, s.cs), " "); strings.Contains(names, "audit_query") || !strings.Contains(names, "tool_search") {
+		t.Fatalf("default tools: %s", names)
+	}
+	// A deferred tool cannot be called before it is loaded.
+	if _, err := s.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "audit_query"}); err == nil {
+		t.Fatal("audit_query called before tool_search loaded it")
+	}
+	_, m := s.call(t, "tool_search", map[string]any{"query": "search the audit log records by request id"})
+	found := m["tools"].([]any)
+	if first := found[0].(map[string]any); first["name"] != "audit_query" {
+		t.Fatalf("best hit %v, want audit_query", found)
+	}
+	select {
+	case <-s.changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after tool_search")
+	}
+	if names := strings.Join(toolNames(t, s.cs), " "); !strings.Contains(names, "audit_query") {
+		t.Fatalf("after search: %s", names)
+	}
+	_, m = s.call(t, "tool_search", map[string]any{"query": "sandbox writable roots"})
+	if first := m["tools"].([]any)[0].(map[string]any); first["name"] != "sandbox_profile" {
+		t.Fatalf("sandbox query: %v", m)
+	}
+	res, m := s.call(t, "tool_search", map[string]any{"query": "select:sandbox_profile,nope"})
+	if !res.IsError || !strings.Contains(m["message"].(string), "no deferred tool is named nope") {
+		t.Fatalf("select of an unknown tool: %v", m)
+	}
+	_, m = s.call(t, "tool_search", map[string]any{"query": "zebra"})
+	if len(m["tools"].([]any)) != 0 {
+		t.Fatalf("unrelated query found %v", m)
+	}
+}
+
+func TestToolsListSchemas(t *testing.T) {
+	s := start(t, nil, tools.ModeAcceptEdits)
+	res, err := s.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		in, _ := tl.InputSchema.(map[string]any)
+		out, _ := tl.OutputSchema.(map[string]any)
+		if in["type"] != "object" || out["type"] != "object" {
+			t.Errorf("%s: input type %v, output type %v; MCP wants object", tl.Name, in["type"], out["type"])
+		}
+		if tl.Annotations == nil {
+			t.Errorf("%s: no annotations", tl.Name)
+		} else if ro := tl.Annotations.ReadOnlyHint; ro != (tl.Name != "apply_patch" && tl.Name != "exec_command" && tl.Name != "undo_turn") {
+			t.Errorf("%s: readOnlyHint %v", tl.Name, ro)
+		}
+	}
+}
+
+func TestElicitationApproves(t *testing.T) {
+	for _, c := range []struct {
+		action string
+		ran    bool
+	}{{"accept", true}, {"decline", false}, {"cancel", false}} {
+		t.Run(c.action, func(t *testing.T) {
+			var asked []string
+			s := start(t, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked = append(asked, req.Params.Message)
+				return &mcp.ElicitResult{Action: c.action}, nil
+			}}, tools.ModeAcceptEdits)
+			_, m := s.call(t, "exec_command", map[string]any{"command": "touch b.txt"})
+			if len(asked) != 1 || !strings.Contains(asked[0], "command:   touch b.txt") || !strings.Contains(asked[0], "write.workspace") {
+				t.Fatalf("elicitation %q", asked)
+			}
+			if ran := len(s.exec.commands()) == 1; ran != c.ran || m["ran"] != c.ran {
+				t.Fatalf("ran %v (result %v), want %v", s.exec.commands(), m, c.ran)
+			}
+			if !c.ran && (m["exit_status"] != 126.0 || !strings.Contains(m["note"].(string), "write.workspace")) {
+				t.Fatalf("refusal %v", m)
+			}
+			// An allowed command never asks.
+			asked = nil
+			s.call(t, "exec_command", map[string]any{"command": "true"})
+			if len(asked) != 0 {
+				t.Fatalf("asked about true: %q", asked)
+			}
+		})
+	}
+}
+
+func TestNoElicitationMeansApprovalRequired(t *testing.T) {
+	s := start(t, nil, tools.ModeAcceptEdits)
+	_, m := s.call(t, "exec_command", map[string]any{"command": "touch b.txt", "network": true})
+	ar, _ := m["approval_required"].(map[string]any)
+	if ar == nil || m["ran"] != false || len(s.exec.commands()) != 0 {
+		t.Fatalf("result %v, runs %v", m, s.exec.commands())
+	}
+	if rules := ar["rules"].([]any); len(rules) != 2 || rules[0] != "write.workspace" || rules[1] != "network.requested" {
+		t.Fatalf("rules %v", rules)
+	}
+}
+
+// TestApprovalIsForOneOperation drives the multi round-trip by hand: an answer given for one
+// command cannot run another, cannot be replayed, and a forged state approves nothing.
+func TestApprovalIsForOneOperation(t *testing.T) {
+	s := start(t, &mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "accept"}, nil },
+	}, tools.ModeAcceptEdits)
+	if v := s.cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		t.Skipf("negotiated %s: the client cannot drive the round trip itself", v)
+	}
+	ctx := context.Background()
+	first, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec_command", Arguments: map[string]any{"command": "touch approved.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.NeedsInput() || first.RequestState == "" || first.InputRequests[approvalInput] == nil {
+		t.Fatalf("first call: %+v", first)
+	}
+	accept := mcp.InputResponseMap{approvalInput: &mcp.ElicitResult{Action: "accept"}}
+	retry := func(command, state string) map[string]any {
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "exec_command", Arguments: map[string]any{"command": command}, InputResponses: accept, RequestState: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &m)
+		return m
+	}
+	if m := retry("touch other.txt", first.RequestState); m["ran"] != false || !strings.Contains(m["note"].(string), errOther.Error()) {
+		t.Fatalf("another command with the approval: %v", m)
+	}
+	forged := first.RequestState[:len(first.RequestState)-2] + "AA"
+	if m := retry("touch approved.txt", forged); m["ran"] != false || !strings.Contains(m["note"].(string), errForged.Error()) {
+		t.Fatalf("forged state: %v", m)
+	}
+	if m := retry("touch approved.txt", first.RequestState); m["ran"] != true {
+		t.Fatalf("the approved command: %v", m)
+	}
+	if m := retry("touch approved.txt", first.RequestState); m["ran"] != false || !strings.Contains(m["note"].(string), errReplayed.Error()) {
+		t.Fatalf("replayed approval: %v", m)
+	}
+	if got := strings.Join(s.exec.commands(), "|"); got != "touch approved.txt" {
+		t.Fatalf("commands sent to the helper: %q", got)
+	}
+}
+
+func TestManualModePatchAsks(t *testing.T) {
+	var asked int
+	s := start(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked++
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}, tools.ModeManual)
+	res, m := s.call(t, "apply_patch", map[string]any{"files": []any{map[string]any{"path": "n.txt", "expected_revision": nil, "content": "x\n"}}})
+	if !res.IsError || m["code"] != "not_approved" || asked != 1 {
+		t.Fatalf("declined patch: %v (asked %d)", m, asked)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "n.txt")); !os.IsNotExist(err) {
+		t.Fatal("a declined patch wrote")
+	}
+}
+
+func TestInstructionsPerEditFormat(t *testing.T) {
+	for f, want := range map[tools.EditFormat]string{tools.EditLines: "start_line", tools.EditText: "old_text", tools.EditPatch: "*** Begin Patch"} {
+		if got := Instructions(f, tools.ModeManual); !strings.Contains(got, want) {
+			t.Errorf("%s: instructions lack %q", f, want)
+		}
+		if got := tools.ApplyPatchDescription(f); !strings.Contains(got, want) {
+			t.Errorf("%s: description lacks %q", f, want)
+		}
+	}
+}
