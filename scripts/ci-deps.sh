@@ -13,7 +13,11 @@ need systemd-socket-activate systemd # internal/listener: TestSystemdSocketActiv
 need systemd-analyze systemd # deploy: TestSystemdAnalyzeVerify on every unit
 need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (tomllib)
 need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
+need node nodejs # cmd/agent mcp_clients.txtar: the TypeScript SDK client and the MCP Inspector CLI
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
 fi
+# cmd/agent testdata/script/mcp_clients.txtar: the pinned MCP clients (the official TypeScript
+# SDK and the MCP Inspector CLI), from test/mcp/package-lock.json.
+(cd "$(dirname "$0")/../test/mcp" && npm ci --no-audit --no-fund --loglevel=error)

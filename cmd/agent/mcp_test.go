@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/s-code-dev/s-code/internal/testenv"
 )
 
 // cmdMCPSession runs a scripted MCP session against a real `s-code mcp` process over stdio,
@@ -150,4 +153,27 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Stdout().Write([]byte(out.String()))
+}
+
+// mcpClientsDir holds the pinned npm MCP clients (test/mcp, installed with npm ci).
+var mcpClientsDir = func() string {
+	d, err := filepath.Abs("../../test/mcp")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}()
+
+// mcpClients reports whether node and the clients of test/mcp are installed. Where
+// S_CODE_REQUIRE_ROOT=1 (CI) their absence is an error, not a skip.
+func mcpClients() (bool, error) {
+	_, nodeErr := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(mcpClientsDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	if nodeErr == nil && modErr == nil {
+		return true, nil
+	}
+	if testenv.Required() {
+		return false, fmt.Errorf("the MCP client tests need node and test/mcp/node_modules (scripts/ci-deps.sh runs npm ci there): node: %v; modules: %v", nodeErr, modErr)
+	}
+	return false, nil
 }

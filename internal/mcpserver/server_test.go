@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/s-code-dev/s-code/internal/tools"
@@ -42,6 +43,7 @@ func (r *recordingExec) commands() []string {
 }
 
 type session struct {
+	srv      *Server
 	cs       *mcp.ClientSession
 	exec     *recordingExec
 	changed  chan struct{}
@@ -64,7 +66,7 @@ func start(t *testing.T, opts *mcp.ClientOptions, mode tools.Mode) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go srv.Run(ctx, st)
-	s := &session{exec: rec, changed: make(chan struct{}, 8), ws: ws}
+	s := &session{srv: srv, exec: rec, changed: make(chan struct{}, 8), ws: ws}
 	if opts == nil {
 		opts = &mcp.ClientOptions{}
 	}
@@ -90,7 +92,33 @@ func (s *session) call(t *testing.T, name string, args any) (*mcp.CallToolResult
 			json.Unmarshal([]byte(tc.Text), &m)
 		}
 	}
+	if !res.IsError {
+		checkOutput(t, s.srv, name, m)
+	}
 	return res, m
+}
+
+// checkOutput validates a structured result against the tool's declared output schema, as
+// strict clients (the TypeScript SDK) do.
+func checkOutput(t *testing.T, srv *Server, name string, out map[string]any) {
+	t.Helper()
+	var schema *jsonschema.Schema
+	if name == "tool_search" {
+		schema, _ = jsonschema.For[ToolSearchResult](nil)
+	} else {
+		tl, ok := srv.Registry().Lookup(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		schema = objectRoot(tl.OutputSchema())
+	}
+	r, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: resolve output schema: %v", name, err)
+	}
+	if err := r.Validate(out); err != nil {
+		t.Fatalf("%s: result does not match its output schema: %v\n%v", name, err, out)
+	}
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {

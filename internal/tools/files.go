@@ -146,11 +146,11 @@ func applyPatchSchema(f EditFormat) *jsonschema.Schema {
 	var err error
 	switch f {
 	case EditText:
-		s, err = jsonschema.For[TextRequest](nil)
+		s, err = schemaFor[TextRequest]()
 	case EditPatch:
-		s, err = jsonschema.For[PatchRequest](nil)
+		s, err = schemaFor[PatchRequest]()
 	default:
-		s, err = jsonschema.For[LinesRequest](nil)
+		s, err = schemaFor[LinesRequest]()
 	}
 	if err != nil {
 		panic(fmt.Sprintf("apply_patch schema: %v", err))

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // Tool is one tool of the registry: a name, a description, the JSON schemas of its input
@@ -69,11 +71,11 @@ func New[In, Out any](spec Spec[In, Out]) (Tool, error) {
 	t := &tool[In, Out]{spec: spec, in: spec.Input}
 	var err error
 	if t.in == nil {
-		if t.in, err = jsonschema.For[In](nil); err != nil {
+		if t.in, err = schemaFor[In](); err != nil {
 			return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
 		}
 	}
-	if t.out, err = jsonschema.For[Out](nil); err != nil {
+	if t.out, err = schemaFor[Out](); err != nil {
 		return nil, fmt.Errorf("tool %s: output schema: %w", spec.Name, err)
 	}
 	t.summaryOr = spec.Summary
@@ -81,6 +83,17 @@ func New[In, Out any](spec Spec[In, Out]) (Tool, error) {
 		t.summaryOr = firstSentence(spec.Description)
 	}
 	return t, nil
+}
+
+// typeSchemas are the schemas of types whose JSON form is not what their Go kind says
+// (they marshal themselves as text).
+var typeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[safety.Decision](): {Type: "string", Enum: []any{"allow", "ask", "deny"}},
+}
+
+// schemaFor returns the JSON schema of T's JSON encoding.
+func schemaFor[T any]() (*jsonschema.Schema, error) {
+	return jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
 }
 
 // Must is New that panics on error, for the built-in tool list (a programming error).
