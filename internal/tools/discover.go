@@ -107,7 +107,7 @@ func pathErr(err error) error {
 	case errors.Is(err, wsfs.ErrNotExist):
 		msg += ": list_dir or glob show what exists"
 	}
-	return &Error{Code: code, Message: msg}
+	return &Error{Code: code, Message: msg, Err: err}
 }
 
 // GlobInput is glob's arguments.

@@ -47,7 +47,7 @@ func ReadFile(_ context.Context, env *Env, in ReadFileInput) (ReadFileResult, er
 	r, err := filetools.Read(env.Root, in.Path, filetools.ReadOptions{Offset: in.Offset, Limit: in.Limit})
 	if err != nil {
 		if errors.Is(err, filetools.ErrOffset) {
-			return ReadFileResult{}, &Error{Code: filetools.Code(err), Message: err.Error() + "; read from offset 1 to see how many lines it has"}
+			return ReadFileResult{}, &Error{Code: filetools.Code(err), Message: err.Error() + "; read from offset 1 to see how many lines it has", Err: err}
 		}
 		return ReadFileResult{}, pathErr(err)
 	}

@@ -156,10 +156,14 @@ type Error struct {
 	Message string `json:"message"`
 	Rule    string `json:"rule,omitempty"` // rule id, when a rule refused
 	Detail  any    `json:"detail,omitempty"`
+	Err     error  `json:"-"` // the cause, for errors.Is and errors.As
 }
 
 // Error returns the message, prefixed by the code.
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Registry holds tools by name. It is safe for concurrent use.
 type Registry struct {
