@@ -236,8 +236,10 @@ func TestNoElicitationMeansApprovalRequired(t *testing.T) {
 // command cannot run another, cannot be replayed, and a forged state approves nothing.
 func TestApprovalIsForOneOperation(t *testing.T) {
 	s := start(t, &mcp.ClientOptions{
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "accept"}, nil },
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
 	}, tools.ModeAcceptEdits)
 	if v := s.cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
 		t.Skipf("negotiated %s: the client cannot drive the round trip itself", v)
