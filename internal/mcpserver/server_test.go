@@ -52,7 +52,7 @@ type session struct {
 }
 
 // start connects a Go SDK client to a new server over in-memory transports.
-func start(t *testing.T, opts *mcp.ClientOptions, mode tools.Mode) *session {
+func start(t testing.TB, opts *mcp.ClientOptions, mode tools.Mode) *session {
 	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644)
@@ -304,4 +304,32 @@ func TestInstructionsPerEditFormat(t *testing.T) {
 			t.Errorf("%s: description lacks %q", f, want)
 		}
 	}
+}
+
+// BenchmarkToolsListSize reports the bytes of the tools/list result as a client receives it:
+// the default list, and the list with every deferred tool loaded by tool_search.
+func BenchmarkToolsListSize(b *testing.B) {
+	s := start(b, nil, tools.ModeAcceptEdits)
+	size := func() int {
+		res, err := s.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := json.Marshal(res)
+		return len(raw)
+	}
+	core := size()
+	for _, name := range s.srv.search.names() {
+		if _, err := s.srv.toolSearch(ToolSearchInput{Query: "select:" + name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	all := size()
+	for range b.N {
+		size()
+	}
+	b.ReportMetric(float64(core), "default-bytes")
+	b.ReportMetric(float64(all), "with-deferred-bytes")
+	b.ReportMetric(0, "ns/op")
 }

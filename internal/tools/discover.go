@@ -235,6 +235,7 @@ func grepTool(ctx context.Context, env *Env, in GrepInput) (GrepResult, error) {
 		return GrepResult{}, &Error{Code: "invalid_arguments", Message: fmt.Sprintf("pattern: %v (RE2 syntax: no backreferences or lookaround; escape literal characters such as ( [ . with \\)", err)}
 	}
 	maxN := clampMax(in.MaxResults, DefaultMaxMatches, MaxMatchesLimit)
+	m := newMatcher(re)
 
 	// The files to search: one named file, or a walk.
 	var files []string
@@ -270,10 +271,13 @@ func grepTool(ctx context.Context, env *Env, in GrepInput) (GrepResult, error) {
 	var next sync.Mutex
 	idx := 0
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	// Twice as many readers as processors: a reader waiting in read(2) leaves its processor
+	// to another.
+	for w := 0; w < 2*runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // reused: only the matches (copied into strings) outlive a file
 			for ctx.Err() == nil {
 				next.Lock()
 				i := idx
@@ -282,15 +286,15 @@ func grepTool(ctx context.Context, env *Env, in GrepInput) (GrepResult, error) {
 				if i >= len(files) {
 					return
 				}
-				data, _, err := env.Root.ReadFile(files[i], grepMaxFileBytes)
+				data, _, err := env.Root.ReadFileInto(files[i], grepMaxFileBytes, buf)
+				if cap(data) > cap(buf) && cap(data) <= 1<<20 {
+					buf = data
+				}
 				if err != nil || bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0 {
 					results[i].skipped = true
 					continue
 				}
-				if !re.Match(data) {
-					continue
-				}
-				results[i].matches = grepLines(files[i], data, re, in.Context, in.FilesOnly, maxN)
+				results[i].matches = grepLines(files[i], data, m, in.Context, in.FilesOnly, maxN)
 			}
 		}()
 	}
@@ -342,49 +346,120 @@ func grepTool(ctx context.Context, env *Env, in GrepInput) (GrepResult, error) {
 	return res, nil
 }
 
+// matcher finds the leftmost match of a grep pattern: a compiled RE2 regular expression, or,
+// when the pattern is a plain literal, bytes.Index (Go's regexp runs its automaton after
+// finding a literal prefix; a complete literal needs nothing more).
+type matcher struct {
+	re  *regexp.Regexp
+	lit []byte // the whole pattern, when it is a literal
+}
+
+func newMatcher(re *regexp.Regexp) *matcher {
+	m := &matcher{re: re}
+	if lit, complete := re.LiteralPrefix(); complete && lit != "" && !strings.Contains(lit, "\n") {
+		m.lit = []byte(lit)
+	}
+	return m
+}
+
+func (m *matcher) find(b []byte) []int {
+	if m.lit != nil {
+		i := bytes.Index(b, m.lit)
+		if i < 0 {
+			return nil
+		}
+		return []int{i, i + len(m.lit)}
+	}
+	return m.re.FindIndex(b)
+}
+
+func (m *matcher) match(b []byte) bool {
+	if m.lit != nil {
+		return bytes.Contains(b, m.lit)
+	}
+	return m.re.Match(b)
+}
+
 // grepLines returns the matching lines of data (at most maxN+1, so the caller sees that
 // more exist), each with ctxLines of context; with filesOnly, one entry naming the file.
-func grepLines(p string, data []byte, re *regexp.Regexp, ctxLines int, filesOnly bool, maxN int) []GrepMatch {
+// Matching runs over the whole buffer (re has (?m), so ^ and $ are line anchors) and maps
+// each match to its line; a match that spans a newline (a class such as \s or [^x] can
+// match one) is checked again line by line, so the result is that of matching each line.
+func grepLines(p string, data []byte, re *matcher, ctxLines int, filesOnly bool, maxN int) []GrepMatch {
 	var out []GrepMatch
 	var lines []string
-	if ctxLines > 0 {
-		lines = strings.Split(string(data), "\n")
-	}
-	lineNo := 0
-	for start := 0; start < len(data) || (start == 0 && len(data) == 0); {
+	lineNo, lineStart := 1, 0 // the line holding offset lineStart
+	lastLine := 0
+	emit := func(n, start int) bool {
+		if n == lastLine {
+			return false
+		}
+		lastLine = n
+		if filesOnly {
+			out = append(out, GrepMatch{Path: p})
+			return true
+		}
 		end := bytes.IndexByte(data[start:], '\n')
 		if end < 0 {
 			end = len(data)
 		} else {
 			end += start
 		}
-		lineNo++
-		line := data[start:end]
-		if re.Match(line) {
-			if filesOnly {
-				return []GrepMatch{{Path: p}}
+		m := GrepMatch{Path: p, Line: n, Text: cutLine(strings.TrimSuffix(string(data[start:end]), "\r"))}
+		if ctxLines > 0 {
+			if lines == nil {
+				lines = strings.Split(string(data), "\n")
 			}
-			m := GrepMatch{Path: p, Line: lineNo, Text: cutLine(strings.TrimSuffix(string(line), "\r"))}
-			if ctxLines > 0 {
-				for i := max(0, lineNo-1-ctxLines); i < lineNo-1; i++ {
-					m.Before = append(m.Before, cutLine(strings.TrimSuffix(lines[i], "\r")))
-				}
-				for i := lineNo; i < min(len(lines), lineNo+ctxLines); i++ {
-					if i == len(lines)-1 && lines[i] == "" {
-						break
-					}
-					m.After = append(m.After, cutLine(strings.TrimSuffix(lines[i], "\r")))
-				}
+			for i := max(0, n-1-ctxLines); i < n-1; i++ {
+				m.Before = append(m.Before, cutLine(strings.TrimSuffix(lines[i], "\r")))
 			}
-			out = append(out, m)
-			if len(out) > maxN {
+			for i := n; i < min(len(lines), n+ctxLines); i++ {
+				if i == len(lines)-1 && lines[i] == "" {
+					break
+				}
+				m.After = append(m.After, cutLine(strings.TrimSuffix(lines[i], "\r")))
+			}
+		}
+		out = append(out, m)
+		return len(out) > maxN
+	}
+	pos := 0
+	for pos <= len(data) {
+		loc := re.find(data[pos:])
+		if loc == nil {
+			break
+		}
+		ms, me := pos+loc[0], pos+loc[1]
+		// Advance to the line holding ms.
+		for {
+			nl := bytes.IndexByte(data[lineStart:ms], '\n')
+			if nl < 0 {
+				break
+			}
+			lineStart += nl + 1
+			lineNo++
+		}
+		lineEnd := bytes.IndexByte(data[lineStart:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(data)
+		} else {
+			lineEnd += lineStart
+		}
+		if me <= lineEnd {
+			if emit(lineNo, lineStart) || filesOnly {
+				return out
+			}
+		} else if re.match(data[lineStart:lineEnd]) {
+			// The match spans a newline, but its first line matches on its own.
+			if emit(lineNo, lineStart) || filesOnly {
 				return out
 			}
 		}
-		if end == len(data) {
+		// Continue on the next line: a line is reported once.
+		if lineEnd == len(data) {
 			break
 		}
-		start = end + 1
+		pos, lineStart, lineNo = lineEnd+1, lineEnd+1, lineNo+1
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,3 +409,37 @@ func TestHeadTail(t *testing.T) {
 		t.Fatalf("%q", h.String())
 	}
 }
+
+// TestGrepLineSemantics checks that whole-buffer matching gives the result of matching each
+// line on its own: matches never span lines, anchors are line anchors, a line counts once.
+func TestGrepLineSemantics(t *testing.T) {
+	env := newWorkspace(t, map[string]string{"f.txt": "a\nb\na b\nxx a\n\nend"})
+	cases := []struct {
+		pattern string
+		lines   []int
+	}{
+		{`a\sb`, []int{3}},
+		{`a[^z]b`, []int{3}},
+		{`^a`, []int{1, 3}},
+		{`a$`, []int{1, 4}},
+		{`^$`, []int{5}},
+		{`x`, []int{4}},
+		{`end`, []int{6}},
+		{`b\n`, nil},
+	}
+	for _, c := range cases {
+		var res GrepResult
+		if err := call(t, env, grepTool_, `{"pattern":`+strconvQuote(c.pattern)+`}`, &res); err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, m := range res.Matches {
+			got = append(got, m.Line)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.lines) {
+			t.Errorf("%q: lines %v, want %v", c.pattern, got, c.lines)
+		}
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -64,6 +64,11 @@ func (r *Root) StageUnsynced(string, []byte, WriteOptions) (*Staged, error) {
 // SyncTemp returns ErrUnsupported on this system.
 func (s *Staged) SyncTemp() error { return ErrUnsupported }
 
+// ReadFileInto returns ErrUnsupported.
+func (r *Root) ReadFileInto(string, int64, []byte) ([]byte, Info, error) {
+	return nil, Info{}, ErrUnsupported
+}
+
 // Dir is a workspace directory; on this system every operation returns ErrUnsupported.
 type Dir struct{}
 
