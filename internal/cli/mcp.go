@@ -23,27 +23,38 @@ git_blame, undo_turn) and tool_search, which loads the deferred tools (sandbox_p
 audit_query). Commands run through the user helper (s-code-userhelper); one that needs a
 person's approval is asked for through MCP elicitation, and never runs without it.
 
---mode: manual (the default) asks before file changes too; accept-edits applies patches
-without asking; workspace is accept-edits until the helper's plans land.
---edit-format selects the apply_patch schema and instructions the model is shown; every
-form stays accepted. Diagnostics go to stderr.`,
+The helper decides every command: it plans it (workspace, verdict, sandbox profile, mode),
+and runs exactly the plan approved, once. --mode: manual asks for everything that is not
+allow, file changes included; accept-edits also applies patches without asking; workspace
+also runs sandboxed, offline, workspace-only commands without asking. The default is the
+mode key of $XDG_CONFIG_HOME/s-code/config.toml, else manual.
+--edit-format selects the apply_patch schema and instructions the model is shown (default:
+the configuration's edit_format, else lines); every form stays accepted. Diagnostics go to
+stderr.`,
 		Example: `  s-code mcp --workspace ~/src/proj --mode accept-edits
   claude mcp add s-code -- s-code mcp --mode accept-edits`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := tools.ParseMode(mode)
+			m, err := sessionMode(mode)
 			if err != nil {
-				return usagef("--mode: %v", err)
+				return err
+			}
+			if format == "" {
+				c, err := loadUserConfig()
+				if err != nil {
+					return usageError{err}
+				}
+				format = c.EditFormat
 			}
 			f, err := tools.ParseEditFormat(format)
 			if err != nil {
 				return usagef("--edit-format: %v", err)
 			}
-			ws := workspace
-			if ws == "" {
-				if ws, err = defaultWorkspace(); err != nil {
-					return &ExitError{Code: ExitFailure, Err: err}
-				}
+			// The workspace is resolved and validated as for every verb (a home directory,
+			// the file system root or a config tree is refused).
+			ws, err := userWorkspace(workspace)
+			if err != nil {
+				return err
 			}
 			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket})
 			if err != nil {
@@ -59,8 +70,8 @@ form stays accepted. Diagnostics go to stderr.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&workspace, "workspace", "", "workspace root `DIR` (default: the Git top-level of the working directory, else the working directory)")
-	fl.StringVar(&mode, "mode", "manual", "permission `MODE`: manual, accept-edits or workspace")
-	fl.StringVar(&format, "edit-format", "lines", "apply_patch form shown to the model: lines, text or patch")
+	fl.StringVar(&mode, "mode", "", "permission `MODE`: manual, accept-edits or workspace (default: the configuration's mode, else manual)")
+	fl.StringVar(&format, "edit-format", "", "apply_patch `FORM` shown to the model: lines, text or patch (default: the configuration's edit_format, else lines)")
 	fl.StringVar(&socket, "socket", "", "the user helper's socket `PATH` (default $S_CODE_USER_SOCKET or $XDG_RUNTIME_DIR/s-code/user.sock)")
 	return cmd
 }

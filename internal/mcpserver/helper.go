@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
-	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -67,44 +67,50 @@ func (h *helperExec) close() {
 	}
 }
 
-// applyApproval puts the person's answer into the start message. It is the one place that
-// says how an approval travels to the helper: today the ExecStart.approved flags, set only
-// for an accepted elicitation; the helper's Plan RPC and Approval message (digest, nonce,
-// expiry, channel) replace it when the decisions work lands.
-func applyApproval(start *helperv1.ExecStart, req tools.ExecRequest) {
-	if req.Answer != tools.AnswerAccept {
-		return
-	}
-	start.Approved = true
-	start.ApprovedNetwork = req.Network
-}
-
-// Exec implements tools.Executor.
-func (h *helperExec) Exec(ctx context.Context, req tools.ExecRequest, stdout, stderr io.Writer) (*tools.ExecOutcome, error) {
+// Exec implements tools.Executor on the helper's Plan RPC: helperclient.Run plans the
+// operation (the helper resolves and validates the workspace, judges the command in its own
+// context, computes the sandbox profile and applies the mode), records a refusal, and asks
+// the approver only for a plan that needs a person. The card shown is built from that plan;
+// an accepted card becomes the Approval of exactly that plan's digest with the helper's
+// single-use nonce (channel elicitation).
+func (h *helperExec) Exec(ctx context.Context, req tools.ExecRequest, approve tools.ApproveFunc, stdout, stderr io.Writer) (*tools.ExecOutcome, error) {
 	c, err := h.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rules := make([]string, 0, len(req.Verdict.Findings))
-	for _, f := range req.Verdict.Findings {
-		rules = append(rules, f.Rule)
+	v := req.Verdict
+	op := helperclient.Operation{
+		Command: req.Command, Shell: req.Shell, Workspace: req.Workspace, Cwd: req.Cwd,
+		Env: helperclient.ForwardedEnv(os.Environ()), Timeout: req.Timeout, Mode: req.Mode,
+		Network: req.Network, Path: os.Getenv("PATH"), ClientVerdict: &v,
 	}
-	shell := helperv1.Shell_SHELL_BASH
-	if req.Shell == "sh" {
-		shell = helperv1.Shell_SHELL_SH
-	}
-	start := &helperv1.ExecStart{
-		Command:       req.Command,
-		Shell:         shell,
-		Workspace:     req.Workspace,
-		Cwd:           req.Cwd,
-		Env:           helperclient.ForwardedEnv(os.Environ()),
-		TimeoutMs:     uint32(req.Timeout / time.Millisecond),
-		ClientVerdict: &helperv1.ClientVerdict{Decision: decisionProto(req.Verdict.Decision), Rules: rules},
-	}
-	applyApproval(start, req)
-	res, err := c.Exec(ctx, start, helperclient.Streams{Stdout: stdout, Stderr: stderr})
-	if err != nil {
+	out := &tools.ExecOutcome{}
+	approver := helperclient.ApproverFunc(func(ctx context.Context, pl *helperclient.Planned) (permission.Channel, error) {
+		out.Card = planCard(pl)
+		out.Answer, out.AskErr = approve(ctx, out.Card)
+		if out.AskErr != nil {
+			return 0, out.AskErr
+		}
+		if out.Answer != tools.AnswerAccept {
+			return 0, helperclient.ErrNotApproved
+		}
+		return permission.ChannelElicitation, nil
+	})
+	res, pl, err := c.Run(ctx, op, approver, helperclient.Streams{Stdout: stdout, Stderr: stderr})
+	var pending *tools.ApprovalPending
+	switch {
+	case errors.As(err, &pending):
+		return nil, err
+	case errors.Is(err, helperclient.ErrNotApproved) || out.AskErr != nil && pl != nil:
+		out.NotApproved = true
+		if out.Card == nil && pl != nil {
+			out.Card = planCard(pl)
+		}
+		if pl != nil {
+			out.RequestID = pl.RequestID
+		}
+		return out, nil
+	case err != nil:
 		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
 			h.drop(c)
 			return nil, fmt.Errorf("lost the connection to the user helper (%s); its exit status is unknown: see audit_query", st.Message())
@@ -117,9 +123,17 @@ func (h *helperExec) Exec(ctx context.Context, req tools.ExecRequest, stdout, st
 		}
 		return nil, fmt.Errorf("user helper: %w", err)
 	}
-	out := &tools.ExecOutcome{RequestID: res.RequestID, ExitStatus: res.Status()}
+	if pl != nil && out.Card == nil {
+		out.Card = planCard(pl)
+	}
+	out.RequestID = res.RequestID
+	out.ExitStatus = res.Status()
 	if d := res.Denied; d != nil {
-		out.Denied = &tools.Denial{By: "helper", Rule: d.GetRule(), Reason: d.GetReason()}
+		by := "helper"
+		if v.Decision != safety.Allow && v.Decision != safety.Ask {
+			by = "shellsafety"
+		}
+		out.Denied = &tools.Denial{By: by, Rule: d.GetRule(), Reason: d.GetReason()}
 		out.ExitStatus = tools.ExitDenied
 		return out, nil
 	}
@@ -128,12 +142,14 @@ func (h *helperExec) Exec(ctx context.Context, req tools.ExecRequest, stdout, st
 	return out, nil
 }
 
-func decisionProto(d safety.Decision) helperv1.Decision {
-	switch d {
-	case safety.Allow:
-		return helperv1.Decision_DECISION_ALLOW
-	case safety.Ask:
-		return helperv1.Decision_DECISION_ASK
+// planCard is the approval card of the helper's plan pl: what will run, where, in which
+// sandbox, with which network, what needs the approval, and the plan's digest.
+func planCard(pl *helperclient.Planned) *tools.Card {
+	p := pl.Plan
+	return &tools.Card{
+		Kind: "exec_command", Title: "Run a command in the workspace",
+		Command: p.Command, Shell: p.Shell, Workspace: p.Workspace, Cwd: p.Cwd, Network: p.Network, Mode: p.Mode.String(),
+		Findings: p.Verdict.Findings, Sandbox: tools.SandboxSummaryOf(p.Sandbox),
+		Digest: pl.Digest, Rules: pl.Outcome.Rules, Reason: pl.Outcome.Reason,
 	}
-	return helperv1.Decision_DECISION_DENY
 }

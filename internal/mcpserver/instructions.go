@@ -1,12 +1,13 @@
 package mcpserver
 
 import (
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 )
 
 // Instructions returns the MCP instructions sent at initialization for an edit format and
 // mode: how to use the tools together, and the edit form the model is shown.
-func Instructions(f tools.EditFormat, m tools.Mode) string {
+func Instructions(f tools.EditFormat, m permission.Mode) string {
 	s := "S-Code serves one workspace. Paths are relative to the workspace root; symlinks are never followed.\n" +
 		"- Plan with update_plan (whole plan each time, at most one step in_progress).\n" +
 		"- Discover with list_dir, glob and grep (ignored files are left out unless include_ignored).\n" +
@@ -28,12 +29,14 @@ func Instructions(f tools.EditFormat, m tools.Mode) string {
 			"line numbers are those of numbered_content, all against the file as read.\n"
 	}
 	switch m {
-	case tools.ModeManual:
+	case permission.Manual:
 		s += "Mode: manual: file changes and commands that are not plainly safe ask a person first."
-	case tools.ModeAcceptEdits:
+	case permission.AcceptEdits:
 		s += "Mode: accept-edits: file changes apply without asking; commands that are not plainly safe ask a person first."
-	case tools.ModeWorkspace:
-		s += "Mode: workspace: file changes apply without asking; commands that are not plainly safe ask a person first."
+	case permission.Workspace:
+		s += "Mode: workspace: file changes and sandboxed, offline, workspace-only commands run without asking; network, writes outside the workspace and unconfined commands ask a person first."
+	default:
+		s += "Mode: unset: nothing is changed or run; the user must choose a mode (s-code mcp --mode)."
 	}
 	return s
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 	"github.com/s-code-dev/s-code/internal/turns"
 	"github.com/s-code-dev/s-code/internal/version"
@@ -22,8 +23,8 @@ import (
 type Options struct {
 	// Workspace is the workspace root directory (required).
 	Workspace string
-	// Mode is the permission mode (zero: Manual).
-	Mode tools.Mode
+	// Mode is the permission mode; the zero value (unset) refuses every command and edit.
+	Mode permission.Mode
 	// EditFormat selects the apply_patch schema and instructions the model is shown.
 	EditFormat tools.EditFormat
 	// Socket is the user helper's socket; empty means helperclient.DefaultSocket.

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // recordingExec stands in for the user helper: it records what it was asked to run and
@@ -24,12 +27,36 @@ type recordingExec struct {
 	runs []tools.ExecRequest
 }
 
-func (r *recordingExec) Exec(_ context.Context, req tools.ExecRequest, stdout, _ io.Writer) (*tools.ExecOutcome, error) {
+// Exec asks approve when the client's verdict is ask or network is requested (the real
+// helper's plan decides that; cmd/agent's scripts run it), then records the command.
+func (r *recordingExec) Exec(ctx context.Context, req tools.ExecRequest, approve tools.ApproveFunc, stdout, _ io.Writer) (*tools.ExecOutcome, error) {
+	out := &tools.ExecOutcome{RequestID: "req-1"}
+	if req.Verdict.Decision == safety.Ask || req.Network {
+		var rules []string
+		for _, f := range req.Verdict.Findings {
+			rules = append(rules, f.Rule)
+		}
+		if req.Network {
+			rules = append(rules, "network.requested")
+		}
+		out.Card = &tools.Card{Kind: "exec_command", Title: "Run a command in the workspace", Command: req.Command, Workspace: req.Workspace,
+			Cwd: req.Cwd, Network: req.Network, Findings: req.Verdict.Findings, Rules: rules, Digest: req.Command}
+		ans, err := approve(ctx, out.Card)
+		var pending *tools.ApprovalPending
+		if errors.As(err, &pending) {
+			return nil, err
+		}
+		out.Answer, out.AskErr = ans, err
+		if err != nil || ans != tools.AnswerAccept {
+			out.NotApproved = true
+			return out, nil
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.runs = append(r.runs, req)
 	io.WriteString(stdout, "ran: "+req.Command+"\n")
-	return &tools.ExecOutcome{RequestID: "req-1"}, nil
+	return out, nil
 }
 
 func (r *recordingExec) commands() []string {
@@ -52,7 +79,7 @@ type session struct {
 }
 
 // start connects a Go SDK client to a new server over in-memory transports.
-func start(t testing.TB, opts *mcp.ClientOptions, mode tools.Mode) *session {
+func start(t testing.TB, opts *mcp.ClientOptions, mode permission.Mode) *session {
 	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644)
@@ -134,7 +161,7 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 }
 
 func TestToolSearchLoadsDeferredTools(t *testing.T) {
-	s := start(t, nil, tools.ModeAcceptEdits)
+	s := start(t, nil, permission.AcceptEdits)
 	if names := strings.Join(toolNames(t, s.cs), " "); strings.Contains(names, "audit_query") || !strings.Contains(names, "tool_search") {
 		t.Fatalf("default tools: %s", names)
 	}
@@ -170,7 +197,7 @@ func TestToolSearchLoadsDeferredTools(t *testing.T) {
 }
 
 func TestToolsListSchemas(t *testing.T) {
-	s := start(t, nil, tools.ModeAcceptEdits)
+	s := start(t, nil, permission.AcceptEdits)
 	res, err := s.cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +226,7 @@ func TestElicitationApproves(t *testing.T) {
 			s := start(t, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				asked = append(asked, req.Params.Message)
 				return &mcp.ElicitResult{Action: c.action}, nil
-			}}, tools.ModeAcceptEdits)
+			}}, permission.AcceptEdits)
 			_, m := s.call(t, "exec_command", map[string]any{"command": "touch b.txt"})
 			if len(asked) != 1 || !strings.Contains(asked[0], "command:   touch b.txt") || !strings.Contains(asked[0], "write.workspace") {
 				t.Fatalf("elicitation %q", asked)
@@ -221,7 +248,7 @@ func TestElicitationApproves(t *testing.T) {
 }
 
 func TestNoElicitationMeansApprovalRequired(t *testing.T) {
-	s := start(t, nil, tools.ModeAcceptEdits)
+	s := start(t, nil, permission.AcceptEdits)
 	_, m := s.call(t, "exec_command", map[string]any{"command": "touch b.txt", "network": true})
 	ar, _ := m["approval_required"].(map[string]any)
 	if ar == nil || m["ran"] != false || len(s.exec.commands()) != 0 {
@@ -240,7 +267,7 @@ func TestApprovalIsForOneOperation(t *testing.T) {
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
-	}, tools.ModeAcceptEdits)
+	}, permission.AcceptEdits)
 	if v := s.cs.InitializeResult().ProtocolVersion; v < "2026-07-28" {
 		t.Skipf("negotiated %s: the client cannot drive the round trip itself", v)
 	}
@@ -285,7 +312,7 @@ func TestManualModePatchAsks(t *testing.T) {
 	s := start(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked++
 		return &mcp.ElicitResult{Action: "decline"}, nil
-	}}, tools.ModeManual)
+	}}, permission.Manual)
 	res, m := s.call(t, "apply_patch", map[string]any{"files": []any{map[string]any{"path": "n.txt", "expected_revision": nil, "content": "x\n"}}})
 	if !res.IsError || m["code"] != "not_approved" || asked != 1 {
 		t.Fatalf("declined patch: %v (asked %d)", m, asked)
@@ -297,7 +324,7 @@ func TestManualModePatchAsks(t *testing.T) {
 
 func TestInstructionsPerEditFormat(t *testing.T) {
 	for f, want := range map[tools.EditFormat]string{tools.EditLines: "start_line", tools.EditText: "old_text", tools.EditPatch: "*** Begin Patch"} {
-		if got := Instructions(f, tools.ModeManual); !strings.Contains(got, want) {
+		if got := Instructions(f, permission.Manual); !strings.Contains(got, want) {
 			t.Errorf("%s: instructions lack %q", f, want)
 		}
 		if got := tools.ApplyPatchDescription(f); !strings.Contains(got, want) {
@@ -309,7 +336,7 @@ func TestInstructionsPerEditFormat(t *testing.T) {
 // BenchmarkToolsListSize reports the bytes of the tools/list result as a client receives it:
 // the default list, and the list with every deferred tool loaded by tool_search.
 func BenchmarkToolsListSize(b *testing.B) {
-	s := start(b, nil, tools.ModeAcceptEdits)
+	s := start(b, nil, permission.AcceptEdits)
 	size := func() int {
 		res, err := s.cs.ListTools(context.Background(), nil)
 		if err != nil {

@@ -1,10 +1,10 @@
 package tools
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/s-code-dev/s-code/internal/gitsafe"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/turns"
 	"github.com/s-code-dev/s-code/internal/wsfs"
 )
@@ -25,45 +25,11 @@ type Env struct {
 	Exec Executor
 	// Approver asks a person to approve an operation; nil means nobody can be asked.
 	Approver Approver
-	// Mode is the session's permission mode (zero: Manual).
-	Mode Mode
+	// Mode is the session's permission mode; the zero value (unset) refuses every command
+	// and edit.
+	Mode permission.Mode
 	// Home is the user's home directory, for ShellSafety's context.
 	Home string
-}
-
-// Mode is a permission mode (DESIGN.md "Decisions and approvals"). The zero value is Manual,
-// the strictest.
-type Mode int
-
-// The permission modes.
-const (
-	ModeManual      Mode = iota // ask for everything not allowed, file changes included
-	ModeAcceptEdits             // file changes through apply_patch are approved
-	ModeWorkspace               // also (once the helper's plans land) sandboxed workspace-only commands
-)
-
-// ParseMode returns the mode named s: "manual", "accept-edits" or "workspace".
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "manual":
-		return ModeManual, nil
-	case "accept-edits":
-		return ModeAcceptEdits, nil
-	case "workspace":
-		return ModeWorkspace, nil
-	}
-	return ModeManual, fmt.Errorf("mode %q: want manual, accept-edits or workspace", s)
-}
-
-// String returns the mode's name as ParseMode reads it.
-func (m Mode) String() string {
-	switch m {
-	case ModeAcceptEdits:
-		return "accept-edits"
-	case ModeWorkspace:
-		return "workspace"
-	}
-	return "manual"
 }
 
 // Session is the state one session keeps between tool calls. It is safe for concurrent use.

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -53,6 +53,11 @@ type Card struct {
 	Batch     string           `json:"batch_sha256,omitempty"` // SHA-256 of the decoded patch batch
 	Findings  []safety.Finding `json:"findings,omitempty"`
 	Sandbox   *SandboxSummary  `json:"sandbox,omitempty"`
+	// Digest is the digest of the helper's plan the person approves (exec_command), Rules
+	// and Reason what needs the approval.
+	Digest string   `json:"digest,omitempty"`
+	Rules  []string `json:"rules,omitempty"`
+	Reason string   `json:"reason,omitempty"`
 }
 
 // SandboxSummary is the part of the sandbox profile a card shows: the filesystem scope.
@@ -93,6 +98,12 @@ func (c *Card) Text() string {
 		}
 	}
 	fmt.Fprintf(&b, "mode:      %s\n", c.Mode)
+	if c.Digest != "" {
+		fmt.Fprintf(&b, "plan:      %s\n", c.Digest)
+	}
+	if len(c.Rules) > 0 {
+		fmt.Fprintf(&b, "needs:     %s: %s\n", strings.Join(c.Rules, ", "), c.Reason)
+	}
 	for _, f := range c.Findings {
 		fmt.Fprintf(&b, "%s %s: %s\n", f.Decision, f.Rule, f.Message)
 	}
@@ -119,28 +130,40 @@ func (e *ApprovalPending) Error() string { return "approval pending: " + e.Card.
 type ExecRequest struct {
 	Command   string
 	Shell     string // "bash" or "sh"
-	Workspace string // absolute
+	Workspace string // absolute: the workspace root the session serves
 	Cwd       string // absolute, inside Workspace
 	Timeout   time.Duration
 	Network   bool
-	// Answer is the person's answer when the command needed approval (AnswerAccept), else
-	// AnswerUnavailable: no approval.
-	Answer  Answer
-	Verdict safety.Verdict // the client's verdict, informative for the helper
+	Mode      permission.Mode
+	Verdict   safety.Verdict // the client's pre-filter verdict (a deny is recorded, nothing runs)
 }
+
+// ApproveFunc asks a person to approve the plan a card shows.
+type ApproveFunc func(ctx context.Context, card *Card) (Answer, error)
 
 // ExecOutcome is how an Executor's run ended.
 type ExecOutcome struct {
-	RequestID  string
-	Denied     *Denial // the helper refused; nothing ran
-	ExitStatus int     // shell-style: the exit code, 128+N for signal N, 126 for a denial
-	TimedOut   bool
-	Duration   time.Duration
+	RequestID string
+	// Denied: the helper refused the plan, or recorded the client's deny; nothing ran.
+	Denied *Denial
+	// NotApproved: the plan needed a person and approve did not accept (Answer says what
+	// came back; AnswerUnavailable when nobody could be asked); nothing ran. Card is the
+	// card shown (or that would have been), AskErr why asking failed.
+	NotApproved bool
+	Answer      Answer
+	Card        *Card
+	AskErr      error
+	ExitStatus  int // shell-style: the exit code, 128+N for signal N, 126 when refused
+	TimedOut    bool
+	Duration    time.Duration
 }
 
-// Executor runs a command through the user helper, writing its output to stdout and stderr.
+// Executor runs commands through the user helper: it asks the helper for its plan, asks
+// approve (with the card of exactly that plan) when the plan needs a person, and sends the
+// approval of that plan only, writing the command's output to stdout and stderr. An
+// *ApprovalPending error from approve is returned unchanged.
 type Executor interface {
-	Exec(ctx context.Context, req ExecRequest, stdout, stderr io.Writer) (*ExecOutcome, error)
+	Exec(ctx context.Context, req ExecRequest, approve ApproveFunc, stdout, stderr io.Writer) (*ExecOutcome, error)
 }
 
 // Denial says who refused a command and by which rule.
@@ -243,65 +266,71 @@ func execCommand(ctx context.Context, env *Env, in ExecInput) (ExecResult, error
 	}
 
 	v := safety.Check(in.Command, safety.Context{Role: safety.RoleUser, Workspace: ws, Cwd: cwd, Home: env.Home, Dialect: dialect})
-	v = sandbox.GateVerdict(v, in.Command, sandboxFeatures())
 	res := ExecResult{Findings: v.Findings}
-	if v.Decision != safety.Allow && v.Decision != safety.Ask {
+	clientDeny := v.Decision != safety.Allow && v.Decision != safety.Ask
+	approve := func(ctx context.Context, card *Card) (Answer, error) {
+		card.Mode = env.Mode.String()
+		return askApproval(ctx, env, card)
+	}
+	stdout, stderr := newHeadTail(budget), newHeadTail(budget)
+	out, err := env.Exec.Exec(ctx, ExecRequest{Command: in.Command, Shell: shell, Workspace: ws, Cwd: cwd,
+		Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Network: in.Network, Mode: env.Mode, Verdict: v}, approve, stdout, stderr)
+	var pending *ApprovalPending
+	switch {
+	case errors.As(err, &pending):
+		return ExecResult{}, err
+	case err != nil && clientDeny:
+		// The deny stands even though the helper could not record it.
 		rule, msg := firstFinding(v, safety.Deny)
 		res.ExitStatus = ExitDenied
 		res.Denied = &Denial{By: "shellsafety", Rule: rule, Reason: msg}
-		res.Note = "denied by ShellSafety (" + rule + "); nothing ran. Do not retry a variant of this command: " + msg
+		res.Note = "denied by ShellSafety (" + rule + "); nothing ran (the helper could not be reached to record it: " + err.Error() + "). Do not retry a variant of this command: " + msg
 		return res, nil
-	}
-	answer := AnswerUnavailable
-	if v.Decision == safety.Ask || in.Network {
-		card := &Card{Kind: "exec_command", Title: "Run a command in the workspace", Command: in.Command, Shell: shell,
-			Workspace: ws, Cwd: cwd, Network: in.Network, Mode: env.Mode.String(), Findings: v.Findings, Sandbox: sandboxSummary(ws, in.Command, in.Network)}
-		rules := ruleIDs(v, in.Network)
-		var askErr error
-		answer, askErr = askApproval(ctx, env, card)
-		var pending *ApprovalPending
-		if errors.As(askErr, &pending) {
-			return ExecResult{}, askErr
-		}
-		res.ExitStatus = ExitDenied
-		switch answer {
-		case AnswerAccept:
-			res.ExitStatus = 0
-			res.Approval = answer.String()
-		case AnswerDecline, AnswerCancel:
-			res.Approval = answer.String()
-			res.Denied = &Denial{By: "person", Rule: strings.Join(rules, ","), Reason: notApprovedMessage(answer, "the command", "nothing ran")}
-			res.Note = res.Denied.Reason + " (rules: " + strings.Join(rules, ", ") + ")"
-			return res, nil
-		default:
-			res.ApprovalRequired = &ApprovalRequired{Rules: rules, Card: card,
-				WhatToDo: "a person must approve this command; this client cannot ask (no MCP elicitation). Ask the user to run it themselves with `s-code run -- COMMAND` on a terminal, or to use a client that supports elicitation; do not retry it here."}
-			res.Note = "approval required (rules: " + strings.Join(rules, ", ") + "); nothing ran"
-			if askErr != nil {
-				res.Note += "; the approval request failed: " + askErr.Error()
-			}
-			return res, nil
-		}
-	}
-
-	stdout, stderr := newHeadTail(budget), newHeadTail(budget)
-	out, err := env.Exec.Exec(ctx, ExecRequest{Command: in.Command, Shell: shell, Workspace: ws, Cwd: cwd,
-		Timeout: time.Duration(in.TimeoutSeconds) * time.Second, Network: in.Network, Answer: answer, Verdict: v}, stdout, stderr)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return ExecResult{}, &Error{Code: "cancelled", Message: "the call was cancelled; the helper kills the command's process group"}
-		}
-		return ExecResult{}, &Error{Code: "helper_failed", Message: err.Error()}
+	case errors.Is(err, context.Canceled):
+		return ExecResult{}, &Error{Code: "cancelled", Message: "the call was cancelled; the helper kills the command's process group", Err: err}
+	case err != nil:
+		return ExecResult{}, &Error{Code: "helper_failed", Message: err.Error(), Err: err}
 	}
 	res.RequestID = out.RequestID
-	res.ExitStatus = out.ExitStatus
+	if out.Card != nil && out.Card.Findings != nil {
+		res.Findings = out.Card.Findings // the helper's own verdict
+	}
 	if out.Denied != nil {
-		res.Denied = out.Denied
 		res.ExitStatus = ExitDenied
-		res.Note = "denied by the user helper (" + out.Denied.Rule + "); nothing ran: " + out.Denied.Reason
+		res.Denied = out.Denied
+		if out.Denied.By == "shellsafety" {
+			res.Note = "denied by ShellSafety (" + out.Denied.Rule + "); nothing ran. Do not retry a variant of this command: " + out.Denied.Reason
+		} else {
+			res.Note = "refused by the user helper (" + out.Denied.Rule + "); nothing ran: " + out.Denied.Reason
+		}
 		return res, nil
 	}
+	if out.NotApproved {
+		res.ExitStatus = ExitDenied
+		var rules []string
+		if out.Card != nil {
+			rules = out.Card.Rules
+		}
+		switch out.Answer {
+		case AnswerDecline, AnswerCancel:
+			res.Approval = out.Answer.String()
+			res.Denied = &Denial{By: "person", Rule: strings.Join(rules, ","), Reason: notApprovedMessage(out.Answer, "the command", "nothing ran")}
+			res.Note = res.Denied.Reason + " (rules: " + strings.Join(rules, ", ") + ")"
+		default:
+			res.ApprovalRequired = &ApprovalRequired{Rules: rules, Card: out.Card,
+				WhatToDo: "a person must approve this command; this client cannot ask (no MCP elicitation). Ask the user to run it themselves with `s-code run -- COMMAND` on a terminal, or to use a client that supports elicitation; do not retry it here."}
+			res.Note = "approval required (rules: " + strings.Join(rules, ", ") + "); nothing ran"
+			if out.AskErr != nil {
+				res.Note += "; the approval request failed: " + out.AskErr.Error()
+			}
+		}
+		return res, nil
+	}
+	if out.Answer == AnswerAccept {
+		res.Approval = out.Answer.String()
+	}
 	res.Ran = true
+	res.ExitStatus = out.ExitStatus
 	res.TimedOut = out.TimedOut
 	res.DurationMs = out.Duration.Milliseconds()
 	res.Stdout, res.StdoutBytes = stdout.String(), stdout.total
@@ -369,15 +398,9 @@ func firstFinding(v safety.Verdict, d safety.Decision) (string, string) {
 	return "safety.unknown", "refused"
 }
 
-// sandboxSummary computes the filesystem scope of the command's sandbox profile as the
-// client sees it (the helper computes its own plan again).
-func sandboxSummary(ws, command string, network bool) *SandboxSummary {
-	p, err := sandbox.ForWorkspace(os.Getenv, ws, network)
-	if err != nil {
-		return &SandboxSummary{Reason: "no sandbox profile: " + err.Error()}
-	}
-	c := sandbox.NewCard(p, sandboxFeatures(), []string{command})
-	return &SandboxSummary{Confined: c.Confined, Reason: c.Reason, WritableRoots: p.WritableRoots, ReadOnlyRoots: len(p.ReadOnlyRoots),
+// SandboxSummaryOf returns the card's summary of a plan's sandbox profile.
+func SandboxSummaryOf(p permission.Sandbox) *SandboxSummary {
+	return &SandboxSummary{Confined: p.Confined && p.Sandboxed, Reason: p.Reason, WritableRoots: p.WritableRoots, ReadOnlyRoots: len(p.ReadOnlyRoots),
 		DeniedPaths: p.DeniedPaths, ProtectedPaths: p.ProtectedPaths, Network: p.Network}
 }
 
@@ -434,8 +457,8 @@ func (h *headTail) String() string {
 var execCommandTool = Must(Spec[ExecInput, ExecResult]{
 	Name: "exec_command",
 	Description: "Run a shell command in the workspace through the user helper, in the sandbox (no network unless requested and approved). " +
-		"ShellSafety judges it first: a denied command never runs (exit_status 126, with the rule id); one that needs a person's approval is asked for " +
-		"through the client; declined or unapprovable commands do not run. Returns stdout, stderr (head and tail within a byte budget), exit_status " +
-		"(128+N for signal N) and the audit request_id.",
+		"The helper plans it (ShellSafety verdict, sandbox profile, mode): a refused command never runs (exit_status 126, with the rule id); one whose plan " +
+		"needs a person's approval is asked for through the client, showing the plan's card; declined or unapprovable commands do not run. Returns stdout, " +
+		"stderr (head and tail within a byte budget), exit_status (128+N for signal N) and the audit request_id.",
 	Call: execCommand,
 })

@@ -12,7 +12,9 @@ import (
 
 	"github.com/s-code-dev/s-code/internal/filetools"
 	"github.com/s-code-dev/s-code/internal/patch"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/turns"
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // ReadFileInput is read_file's arguments.
@@ -190,25 +192,40 @@ func applyPatch(ctx context.Context, env *Env, req *patch.Request) (ApplyPatchRe
 	if env.Turns == nil {
 		return ApplyPatchResult{}, &Error{Code: "unavailable", Message: "apply_patch has no undo store in this session, so it cannot record turns; nothing was written"}
 	}
-	if env.Mode == ModeManual {
-		target, err := filetools.ApprovalTarget(env.Root, req)
-		if err != nil {
-			return ApplyPatchResult{}, patchErr(req, err)
-		}
+	target, err := filetools.ApprovalTarget(env.Root, req)
+	if err != nil {
+		return ApplyPatchResult{}, patchErr(req, err)
+	}
+	// The permission model decides edits as it decides commands: Accept-edits and Workspace
+	// approve edits inside the workspace, Manual asks, an unset mode refuses.
+	paths := patchPaths(req)
+	ws := env.Root.Path()
+	out := permission.Decide(env.Mode, permission.Plan{Kind: permission.KindEdit, Role: "user", Workspace: ws, Cwd: ws, Targets: paths, Mode: env.Mode,
+		Verdict: safety.Verdict{Decision: safety.Ask, Findings: []safety.Finding{{Rule: permission.RuleEditWorkspace, Decision: safety.Ask, Command: target,
+			Message: "This changes files inside the workspace; a person approves it unless the mode accepts edits."}}}})
+	switch out.Result {
+	case permission.Run:
+	case permission.NeedsApproval:
 		batch, err := json.Marshal(req)
 		if err != nil {
 			return ApplyPatchResult{}, err
 		}
 		sum := sha256.Sum256(batch)
-		ans, askErr := askApproval(ctx, env, &Card{Kind: "apply_patch", Title: "Apply a patch to " + target, Workspace: env.Root.Path(),
-			Paths: patchPaths(req), Batch: hex.EncodeToString(sum[:]), Mode: env.Mode.String()})
+		ans, askErr := askApproval(ctx, env, &Card{Kind: "apply_patch", Title: "Apply a patch to " + target, Workspace: ws,
+			Paths: paths, Batch: hex.EncodeToString(sum[:]), Mode: env.Mode.String(), Rules: out.Rules, Reason: out.Reason})
 		var pending *ApprovalPending
 		if errors.As(askErr, &pending) {
 			return ApplyPatchResult{}, askErr
 		}
 		if ans != AnswerAccept {
-			return ApplyPatchResult{}, &Error{Code: "not_approved", Rule: "mode.manual", Message: notApprovedMessage(ans, "the patch", "nothing was written")}
+			return ApplyPatchResult{}, &Error{Code: "not_approved", Rule: permission.RuleEditWorkspace, Message: notApprovedMessage(ans, "the patch", "nothing was written") + " (mode " + env.Mode.String() + ")"}
 		}
+	default:
+		rule := permission.RuleModeUnset
+		if len(out.Rules) > 0 {
+			rule = out.Rules[0]
+		}
+		return ApplyPatchResult{}, &Error{Code: "refused", Rule: rule, Message: out.Reason + "; nothing was written"}
 	}
 	turn, err := turns.NewID()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/testenv"
 	"github.com/s-code-dev/s-code/internal/turns"
 	"github.com/s-code-dev/s-code/internal/wsfs"
@@ -41,7 +42,7 @@ func newWorkspace(t *testing.T, files map[string]string) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return &Env{Root: root, Turns: turns.Open(t.TempDir(), root.Path()), Session: &Session{}, Mode: ModeAcceptEdits}
+	return &Env{Root: root, Turns: turns.Open(t.TempDir(), root.Path()), Session: &Session{}, Mode: permission.AcceptEdits}
 }
 
 func call(t *testing.T, env *Env, tool Tool, args string, out any) error {
@@ -329,7 +330,7 @@ func (f *fakeApprover) Approve(_ context.Context, c *Card) (Answer, error) {
 
 func TestManualModeAsksBeforePatching(t *testing.T) {
 	env := newWorkspace(t, nil)
-	env.Mode = ModeManual
+	env.Mode = permission.Manual
 	ap := ApplyPatchTool(EditLines)
 	args := `{"files":[{"path":"n.txt","expected_revision":null,"content":"x\n"}]}`
 	if err := call(t, env, ap, args, &ApplyPatchResult{}); toolErr(t, err).Code != "not_approved" {
