@@ -274,6 +274,8 @@ func TestReadPatchUndo(t *testing.T) {
 		{"update missing", `{"patch":"*** Begin Patch\n*** Update File: nope.go\n@@\n-a\n+b\n*** End Patch\n","revisions":{"nope.go":"0123456789abcdef"}}`, "use *** Add File: nope.go"},
 		{"add existing", `{"patch":"*** Begin Patch\n*** Add File: main.go\n+x\n*** End Patch\n","revisions":{"main.go":null}}`, "use *** Update File: main.go with \"revisions\": {\"main.go\": \"" + rd.Revision + "\"}"},
 		{"crlf in patch form", `{"patch":"*** Begin Patch\n*** Update File: crlf.txt\n@@\n-a\n+c\n*** End Patch\n","revisions":{"crlf.txt":"REV"}}`, ""},
+		{"trailing space on a marker", `{"patch":"*** Begin Patch\n*** Update File: main.go\n@@\n-a\n+b\n*** End Patch \n","revisions":{"main.go":"0123456789abcdef"}}`, `line 6: the last line must be exactly "*** End Patch"; it is "*** End Patch " (with a trailing space)`},
+		{"CRLF patch text", "{\"patch\":\"*** Begin Patch\\r\\n*** Add File: n.txt\\r\\n+x\\r\\n*** End Patch\\r\\n\",\"revisions\":{\"n.txt\":null}}", `(with a carriage return at the end (CRLF line endings))`},
 		{"add existing envelope", `{"files":[{"path":"main.go","expected_revision":null,"content":"x"}]}`, "send \"expected_revision\": \"" + rd.Revision + "\""},
 		{"update missing envelope", `{"files":[{"path":"new.go","expected_revision":"0123456789abcdef","content":"x"}]}`, "send \"expected_revision\": null"},
 	}
