@@ -30,7 +30,9 @@ import (
 // command gets once the profile's changes are applied. A Runner without it runs commands
 // unsandboxed (the root helper), with Spec.Env as it is.
 type Planner interface {
-	Plan(spec execrun.Spec) (permission.Sandbox, []string, error)
+	// Plan returns the profile summary, the command's complete environment, and what the
+	// Runner needs to run exactly this plan (stored in Spec.Prepared).
+	Plan(spec execrun.Spec) (permission.Sandbox, []string, any, error)
 }
 
 // operation is the request fields that PlanRequest and ExecStart share.
@@ -126,7 +128,7 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 	sb := permission.Sandbox{}
 	finalEnv := env
 	if pl, ok := s.cfg.Runner.(Planner); ok {
-		if sb, finalEnv, err = pl.Plan(spec); err != nil {
+		if sb, finalEnv, spec.Prepared, err = pl.Plan(spec); err != nil {
 			return nil, &helperv1.Denied{Rule: RuleRunnerFailed, Reason: "the helper cannot build the sandbox profile: " + err.Error()}
 		}
 	}
