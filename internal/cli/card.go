@@ -59,6 +59,12 @@ func writePlanCard(w io.Writer, p permission.Plan, o permission.Outcome, digest 
 	if p.Command != "" {
 		fmt.Fprintf(&b, "  $ %s\n", red(p.Command))
 	}
+	if p.Workspace == "" {
+		// The helper could not make a plan at all (a refused directory or environment).
+		fmt.Fprintf(&b, "  outcome: %s\n    %s\n%s\n", outcomeText(o), oneLine(red(o.Reason)), rule)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	if p.Cwd != "" && p.Cwd != p.Workspace {
 		fmt.Fprintf(&b, "  where: %s (cwd %s)\n", red(p.Workspace), red(p.Cwd))
 	} else {
