@@ -76,6 +76,10 @@ type Record struct {
 	ExtraWritable []string `json:"extra_writable,omitempty"`
 	// Approval is the approval the request carried, whether or not it was accepted.
 	Approval *Approval `json:"approval,omitempty"`
+	// Turn is the turn id a batch of file edits is recorded under.
+	Turn string `json:"turn,omitempty"`
+	// Applied are the files a batch of edits wrote, "PATH@REVISION" (the new revision).
+	Applied []string `json:"applied,omitempty"`
 
 	// Written by the log itself.
 	File          string  `json:"file,omitempty"`           // rotate: the previous file's name; recover: the repaired file

@@ -21,6 +21,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/peercred"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/workspace"
+	"github.com/s-code-dev/s-code/internal/wsfs"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -266,9 +267,22 @@ func (s *Server) Plan(ctx context.Context, req *helperv1.PlanRequest) (*helperv1
 		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
 	op := opOfPlan(req)
-	pl, denial := s.planOf(c, op)
 	run := req.GetIntent() == helperv1.PlanIntent_PLAN_INTENT_RUN
 	resp := &helperv1.PlanResponse{}
+	var pl *planned
+	var denial *helperv1.Denied
+	if len(req.GetPatch()) > 0 {
+		var root *wsfs.Root
+		pl, _, root, denial = s.planEdit(c, editOp{workspace: req.GetWorkspace(), cwd: req.GetCwd(), mode: req.GetMode(), patch: req.GetPatch(), turn: req.GetTurn()})
+		if root != nil {
+			root.Close()
+		}
+		if pl != nil {
+			op.command = editTarget(pl.plan.Targets)
+		}
+	} else {
+		pl, denial = s.planOf(c, op)
+	}
 	if denial != nil {
 		// No plan can be made: the answer is a refused plan naming the rule.
 		resp.Plan = &helperv1.Plan{

@@ -109,3 +109,15 @@ func FuzzPlanRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestEditPlanRoundTrip(t *testing.T) {
+	p := permission.Plan{
+		Kind: permission.KindEdit, Role: "user", Workspace: "/w", Cwd: "/w", Targets: []string{"/w/a.go", "/w/b.go"},
+		PatchSHA256: "ab", Turn: "t1", Mode: permission.AcceptEdits,
+		Verdict: safety.Verdict{Decision: safety.Ask, Findings: []safety.Finding{{Rule: permission.RuleEditWorkspace, Decision: safety.Ask, Command: "/w/a.go", Message: "m"}}},
+	}
+	q, _, d := roundTrip(t, p, permission.Decide(p.Mode, p))
+	if q.Digest() != d || d != p.Digest() || q.Kind != permission.KindEdit {
+		t.Fatalf("edit plan: %s vs %s\n%s\n%s", q.Digest(), d, p.Canonical(), q.Canonical())
+	}
+}
