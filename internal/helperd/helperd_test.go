@@ -623,7 +623,7 @@ func TestShutdownKillsAfterGrace(t *testing.T) {
 
 // TestGateMakesStricter: a Gate can turn a verdict into a denial (or ask), never looser.
 func TestGateMakesStricter(t *testing.T) {
-	gate := func(v safety.Verdict, command string) safety.Verdict {
+	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict {
 		if strings.Contains(command, "forbidden") {
 			return safety.Verdict{Decision: safety.Deny, Findings: append(v.Findings, safety.Finding{Rule: "test.gate", Decision: safety.Deny, Command: command, Message: "gated"})}
 		}
@@ -645,7 +645,7 @@ func TestGateMakesStricter(t *testing.T) {
 // forgot to fill it) denies: the zero Decision is deny, and a mode cannot lower it.
 func TestGateZeroVerdictDenies(t *testing.T) {
 	e := newEnv(t, func(c *helperd.Config) {
-		c.Gate = func(safety.Verdict, string) safety.Verdict { return safety.Verdict{} }
+		c.Gate = func(safety.Verdict, string, safety.Context) safety.Verdict { return safety.Verdict{} }
 	})
 	for _, mode := range []helperv1.Mode{helperv1.Mode_MODE_MANUAL, helperv1.Mode_MODE_WORKSPACE} {
 		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Mode: mode, Approval: approve()}, nil)
