@@ -70,14 +70,37 @@ func TestApplyPatchThroughHelper(t *testing.T) {
 		t.Fatal("a.md written with another edit's approval")
 	}
 
+	// Undo through the helper: Manual asks; approved, the latest turn (more.md) is reverted.
+	if _, _, err := h.c.Undo(ctx, helperclient.EditOperation{Cwd: h.ws, Mode: permission.Manual}, nil); !errors.Is(err, helperclient.ErrNotApproved) {
+		t.Fatalf("undo without approval: %v", err)
+	}
+	ures, upl, err := h.c.Undo(ctx, helperclient.EditOperation{Cwd: h.ws, Mode: permission.Manual}, approveAll)
+	if err != nil || !ures.Applied || upl.Plan.Targets[0] != filepath.Join(h.ws, "more.md") {
+		t.Fatalf("undo: %v %+v %+v", err, ures, upl)
+	}
+	if _, err := os.Stat(filepath.Join(h.ws, "more.md")); err == nil {
+		t.Fatal("more.md is still there after undo")
+	}
+	// A second undo of that turn is refused; the next latest is notes.md's.
+	ures, _, err = h.c.Undo(ctx, helperclient.EditOperation{Cwd: h.ws, Mode: permission.AcceptEdits, Turn: upl.Plan.Turn}, nil)
+	if err != nil || ures.Denied.GetRule() != "undo.no-turn" {
+		t.Fatalf("second undo: %v %+v", err, ures)
+	}
+
 	// The records: each applied batch with its paths and revisions, turn, mode and approval.
-	var exits []audit.Record
+	var exits, undos []audit.Record
 	audit.Read(h.auditDir, audit.Filter{}, func(r *audit.Record) error {
 		if r.Kind == audit.KindExit && strings.HasPrefix(r.Command, "apply_patch ") {
 			exits = append(exits, *r)
 		}
+		if r.Kind == audit.KindExit && strings.HasPrefix(r.Command, "undo ") {
+			undos = append(undos, *r)
+		}
 		return nil
 	})
+	if len(undos) != 1 || len(undos[0].Applied) != 1 || undos[0].Applied[0] != "more.md" || undos[0].Approval == nil {
+		t.Fatalf("undo exit records %+v", undos)
+	}
 	if len(exits) != 2 || len(exits[0].Applied) != 1 || !strings.HasPrefix(exits[0].Applied[0], "notes.md@") || exits[0].Turn == "" || exits[0].Approval == nil || exits[0].Approval.Digest != exits[0].PlanDigest || exits[1].Mode != "accept-edits" || exits[1].Approval != nil {
 		t.Fatalf("exit records %+v", exits)
 	}

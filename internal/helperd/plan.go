@@ -271,7 +271,16 @@ func (s *Server) Plan(ctx context.Context, req *helperv1.PlanRequest) (*helperv1
 	resp := &helperv1.PlanResponse{}
 	var pl *planned
 	var denial *helperv1.Denied
-	if len(req.GetPatch()) > 0 {
+	if req.GetUndo() {
+		var root *wsfs.Root
+		pl, root, _, denial = s.planUndo(c, editOp{workspace: req.GetWorkspace(), cwd: req.GetCwd(), mode: req.GetMode(), turn: req.GetTurn()})
+		if root != nil {
+			root.Close()
+		}
+		if pl != nil {
+			op.command = pl.plan.Command
+		}
+	} else if len(req.GetPatch()) > 0 {
 		var root *wsfs.Root
 		pl, _, root, denial = s.planEdit(c, editOp{workspace: req.GetWorkspace(), cwd: req.GetCwd(), mode: req.GetMode(), patch: req.GetPatch(), turn: req.GetTurn()})
 		if root != nil {

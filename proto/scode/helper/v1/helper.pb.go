@@ -1640,8 +1640,11 @@ type PlanRequest struct {
 	// patch, when set, makes this the plan of a batch of file edits (an apply_patch request,
 	// docs/patch.md) instead of a command; command, shell, env and network are then ignored.
 	Patch []byte `protobuf:"bytes,16,opt,name=patch,proto3" json:"patch,omitempty"`
-	// turn is the turn id an edit is recorded under for undo.
-	Turn          string `protobuf:"bytes,17,opt,name=turn,proto3" json:"turn,omitempty"`
+	// turn is the turn id an edit is recorded under for undo (or, with undo, the turn to
+	// revert; empty: the latest).
+	Turn string `protobuf:"bytes,17,opt,name=turn,proto3" json:"turn,omitempty"`
+	// undo, when set, makes this the plan of reverting turn (see Undo).
+	Undo          bool `protobuf:"varint,18,opt,name=undo,proto3" json:"undo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1772,6 +1775,13 @@ func (x *PlanRequest) GetTurn() string {
 		return x.Turn
 	}
 	return ""
+}
+
+func (x *PlanRequest) GetUndo() bool {
+	if x != nil {
+		return x.Undo
+	}
+	return false
 }
 
 // SandboxSummary is the sandbox profile a plan's command runs under.
@@ -2336,6 +2346,155 @@ func (x *ApplyPatchResponse) GetApplied() bool {
 	return false
 }
 
+// UndoRequest is one turn to revert. Its fields are those of PlanRequest, with the same
+// numbers.
+type UndoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workspace     string                 `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Cwd           string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Approval      *Approval              `protobuf:"bytes,10,opt,name=approval,proto3" json:"approval,omitempty"`
+	Mode          Mode                   `protobuf:"varint,11,opt,name=mode,proto3,enum=scode.helper.v1.Mode" json:"mode,omitempty"`
+	Turn          string                 `protobuf:"bytes,17,opt,name=turn,proto3" json:"turn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndoRequest) Reset() {
+	*x = UndoRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndoRequest) ProtoMessage() {}
+
+func (x *UndoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndoRequest.ProtoReflect.Descriptor instead.
+func (*UndoRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *UndoRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *UndoRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *UndoRequest) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+func (x *UndoRequest) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *UndoRequest) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
+// UndoResponse is how an undo ended: denied (nothing changed), or result_json, the file
+// tools' JSON answer (docs/patch.md: restored, deleted, skipped; or the error object).
+type UndoResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RequestId  string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Denied     *Denied                `protobuf:"bytes,2,opt,name=denied,proto3" json:"denied,omitempty"`
+	ResultJson []byte                 `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// undone reports whether every file of the turn was reverted.
+	Undone        bool `protobuf:"varint,4,opt,name=undone,proto3" json:"undone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndoResponse) Reset() {
+	*x = UndoResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndoResponse) ProtoMessage() {}
+
+func (x *UndoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndoResponse.ProtoReflect.Descriptor instead.
+func (*UndoResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *UndoResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *UndoResponse) GetDenied() *Denied {
+	if x != nil {
+		return x.Denied
+	}
+	return nil
+}
+
+func (x *UndoResponse) GetResultJson() []byte {
+	if x != nil {
+		return x.ResultJson
+	}
+	return nil
+}
+
+func (x *UndoResponse) GetUndone() bool {
+	if x != nil {
+		return x.Undone
+	}
+	return false
+}
+
 type CheckRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Command       string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
@@ -2348,7 +2507,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2519,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2532,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CheckRequest) GetCommand() string {
@@ -2413,7 +2572,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2425,7 +2584,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2438,7 +2597,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CheckResponse) GetVerdict() *Verdict {
@@ -2456,7 +2615,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2627,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2640,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{24}
 }
 
 type StatusResponse struct {
@@ -2502,7 +2661,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2673,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2686,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -2659,7 +2818,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\astarted\x18\x03 \x01(\v2\x18.scode.helper.v1.StartedH\x00R\astarted\x121\n" +
 	"\x06output\x18\x04 \x01(\v2\x17.scode.helper.v1.OutputH\x00R\x06output\x121\n" +
 	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exitedB\a\n" +
-	"\x05event\"\xbb\x04\n" +
+	"\x05event\"\xcf\x04\n" +
 	"\vPlanRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -2675,7 +2834,8 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04path\x18\x0e \x01(\tR\x04path\x123\n" +
 	"\x06intent\x18\x0f \x01(\x0e2\x1b.scode.helper.v1.PlanIntentR\x06intent\x12\x14\n" +
 	"\x05patch\x18\x10 \x01(\fR\x05patch\x12\x12\n" +
-	"\x04turn\x18\x11 \x01(\tR\x04turn\x1a6\n" +
+	"\x04turn\x18\x11 \x01(\tR\x04turn\x12\x12\n" +
+	"\x04undo\x18\x12 \x01(\bR\x04undo\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb7\x02\n" +
@@ -2735,7 +2895,21 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x06denied\x18\x02 \x01(\v2\x17.scode.helper.v1.DeniedR\x06denied\x12\x1f\n" +
 	"\vresult_json\x18\x03 \x01(\fR\n" +
 	"resultJson\x12\x18\n" +
-	"\aapplied\x18\x04 \x01(\bR\aapplied\"\x86\x01\n" +
+	"\aapplied\x18\x04 \x01(\bR\aapplied\"\xb3\x01\n" +
+	"\vUndoRequest\x12\x1c\n" +
+	"\tworkspace\x18\x03 \x01(\tR\tworkspace\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x125\n" +
+	"\bapproval\x18\n" +
+	" \x01(\v2\x19.scode.helper.v1.ApprovalR\bapproval\x12)\n" +
+	"\x04mode\x18\v \x01(\x0e2\x15.scode.helper.v1.ModeR\x04mode\x12\x12\n" +
+	"\x04turn\x18\x11 \x01(\tR\x04turn\"\x97\x01\n" +
+	"\fUndoResponse\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12/\n" +
+	"\x06denied\x18\x02 \x01(\v2\x17.scode.helper.v1.DeniedR\x06denied\x12\x1f\n" +
+	"\vresult_json\x18\x03 \x01(\fR\n" +
+	"resultJson\x12\x16\n" +
+	"\x06undone\x18\x04 \x01(\bR\x06undone\"\x86\x01\n" +
 	"\fCheckRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -2802,12 +2976,13 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xfd\x02\n" +
+	"\tROLE_ROOT\x10\x022\xc2\x03\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
 	"\n" +
-	"ApplyPatch\x12\".scode.helper.v1.ApplyPatchRequest\x1a#.scode.helper.v1.ApplyPatchResponse\x12F\n" +
+	"ApplyPatch\x12\".scode.helper.v1.ApplyPatchRequest\x1a#.scode.helper.v1.ApplyPatchResponse\x12C\n" +
+	"\x04Undo\x12\x1c.scode.helper.v1.UndoRequest\x1a\x1d.scode.helper.v1.UndoResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
 	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponseB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
@@ -2824,7 +2999,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                    // 0: scode.helper.v1.Shell
 	(Decision)(0),                 // 1: scode.helper.v1.Decision
@@ -2855,24 +3030,26 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*PlanResponse)(nil),          // 26: scode.helper.v1.PlanResponse
 	(*ApplyPatchRequest)(nil),     // 27: scode.helper.v1.ApplyPatchRequest
 	(*ApplyPatchResponse)(nil),    // 28: scode.helper.v1.ApplyPatchResponse
-	(*CheckRequest)(nil),          // 29: scode.helper.v1.CheckRequest
-	(*CheckResponse)(nil),         // 30: scode.helper.v1.CheckResponse
-	(*StatusRequest)(nil),         // 31: scode.helper.v1.StatusRequest
-	(*StatusResponse)(nil),        // 32: scode.helper.v1.StatusResponse
-	nil,                           // 33: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 34: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*UndoRequest)(nil),           // 29: scode.helper.v1.UndoRequest
+	(*UndoResponse)(nil),          // 30: scode.helper.v1.UndoResponse
+	(*CheckRequest)(nil),          // 31: scode.helper.v1.CheckRequest
+	(*CheckResponse)(nil),         // 32: scode.helper.v1.CheckResponse
+	(*StatusRequest)(nil),         // 33: scode.helper.v1.StatusRequest
+	(*StatusResponse)(nil),        // 34: scode.helper.v1.StatusResponse
+	nil,                           // 35: scode.helper.v1.ExecStart.EnvEntry
+	nil,                           // 36: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 38: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	35, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	37, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	33, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	35, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -2882,14 +3059,14 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	36, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	38, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	34, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	36, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -2900,29 +3077,34 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	35, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	37, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
 	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
 	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
 	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
-	0,  // 39: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
-	10, // 40: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	36, // 41: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
-	8,  // 42: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	15, // 43: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	23, // 44: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	27, // 45: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
-	29, // 46: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	31, // 47: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	22, // 48: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 49: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 50: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	30, // 51: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	32, // 52: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	48, // [48:53] is the sub-list for method output_type
-	43, // [43:48] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	12, // 39: scode.helper.v1.UndoRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 40: scode.helper.v1.UndoRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
+	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
+	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
+	38, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
+	15, // 46: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	23, // 47: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	27, // 48: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	29, // 49: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	31, // 50: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	33, // 51: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	22, // 52: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	26, // 53: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	28, // 54: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	30, // 55: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	32, // 56: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	34, // 57: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	52, // [52:58] is the sub-list for method output_type
+	46, // [46:52] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -2953,7 +3135,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
