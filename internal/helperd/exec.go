@@ -33,7 +33,6 @@ import (
 const (
 	RuleApprovalRequired = "approval.required"  // an ask verdict without a person's approval
 	RuleAuditUnavailable = "audit.unavailable"  // the audit record could not be written
-	RuleEnvInjection     = "env.injection"      // a refused environment addition
 	RuleInvalidRequest   = "request.invalid"    // a malformed request
 	RuleDirNotAllowed    = "request.dir"        // cwd or workspace missing or not the peer's
 	RuleRunnerFailed     = "runner.unavailable" // the runner (sandbox) could not build the command
@@ -295,9 +294,9 @@ func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID s
 	if denial != nil {
 		return execrun.Spec{}, nil, denial
 	}
-	env, err := execrun.BuildEnv(execrun.Base{Path: s.cfg.Path, Home: s.cfg.Home, User: s.cfg.User, Shell: shell}, start.GetEnv())
-	if err != nil {
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
+	env, denial := s.commandEnv(start.GetEnv(), d.workspace, shell)
+	if denial != nil {
+		return execrun.Spec{}, nil, denial
 	}
 	v := s.judge(command, s.safetyContext(d, dialect))
 	switch v.Decision {

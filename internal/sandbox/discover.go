@@ -56,6 +56,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
+	h.StateDirs = existing(stateDirCandidates(getenv, h.Home))
 	h.MountNamespace = MountNamespaceUsable() == nil
 	return h, nil
 }
