@@ -77,7 +77,7 @@ unreachable helper 125.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the command's process group after `DURATION` (default: the helper's)")
 	fl.BoolVar(&f.network, "network", false, "network access for this one command (needs a person's approval: --yes, or yes on the terminal)")
 	fl.StringVar(&f.shell, "shell", "bash", "the shell that runs the command: bash or sh")
-	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper refuses loader, shell and git injection variables)")
+	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper accepts terminal, locale and time zone variables and the names its policy adds; PATH entries are merged when safe)")
 	return cmd
 }
 
@@ -104,6 +104,12 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 		}
 	}
 	env := helperclient.ForwardedEnv(os.Environ())
+	// The caller's PATH travels under the env map's "PATH" key until ExecStart has a field
+	// of its own for it (helperd.CallerPathKey): the helper adds only its safe entries to
+	// its own PATH (execrun.MergePath), so toolchains such as /usr/local/go/bin are found.
+	if p := os.Getenv("PATH"); p != "" {
+		env["PATH"] = p
+	}
 	for _, kv := range f.env {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {

@@ -139,6 +139,9 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + method + ": " + err.Error()}, false)
 		return status.Error(codes.Unauthenticated, "the helper could not read the caller's peer credentials")
 	}
+	if err := s.refuseSandboxed(ctx, c, method); err != nil {
+		return err
+	}
 	if err := s.cfg.Authorize(c); err != nil {
 		s.cfg.Logger.Warn("refused caller", zap.String("method", method), zap.Stringer("peer", &c), zap.Error(err))
 		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerNotAdmitted, nil), Reason: RulePeerNotAdmitted + ": " + method + ": " + err.Error()}, false)

@@ -28,6 +28,9 @@ import (
 //     and bind-mount the existing protected paths read-only (see protectWithMounts); when
 //     that fails, say so on stderr and fall back to sandbox.ProtectionLandlockEntries,
 //     never to a workspace without protected paths;
+//  2a. when p asks for sandbox.ProtectionMountNamespace: hide p.HiddenPaths (S-Code's
+//     runtime, state and configuration directories, the helpers' sockets) under empty
+//     read-only mounts (see hidePaths), so no helper socket can be reached;
 //  3. build the Landlock ruleset from the profile (before any restriction, so the walk of
 //     the granted roots can read them): with the mounts, the workspace tree is granted as a
 //     whole; without, it is split around the protected paths (see plan);
@@ -58,6 +61,7 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 	}
 
 	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
+	hostNS := mountNamespaceID()
 
 	layout := p
 	if p.Protection == sandbox.ProtectionMountNamespace {
@@ -69,6 +73,21 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 			// workspace (NewProfile makes none) stays a Landlock hole.
 			layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
 				return sandbox.Within(p.Workspace, pp)
+			})
+		}
+	}
+	if p.Protection == sandbox.ProtectionMountNamespace {
+		hidden, err := hidePaths(p, hostNS)
+		switch {
+		case errors.Is(err, sandbox.ErrNoMountNamespace):
+			fmt.Fprintf(stderr, "%s: S-Code's directories are only denied by Landlock, not hidden: %v\n", sandbox.LauncherName, err)
+		case err != nil:
+			return &ExitError{ExitCannotRun, err}
+		default:
+			// A hidden path inside a writable root is empty and read-only now: Landlock
+			// need not split the root around it.
+			layout.DeniedPaths = slices.DeleteFunc(slices.Clone(layout.DeniedPaths), func(d string) bool {
+				return slices.Contains(hidden, d) && slices.ContainsFunc(p.WritableRoots, func(w string) bool { return sandbox.Within(w, d) })
 			})
 		}
 	}
