@@ -28,7 +28,7 @@ import (
 //     and bind-mount the existing protected paths read-only (see protectWithMounts); when
 //     that fails, say so on stderr and fall back to sandbox.ProtectionLandlockEntries,
 //     never to a workspace without protected paths;
-//  2a. when p asks for sandbox.ProtectionMountNamespace: hide p.HiddenPaths (S-Code's
+//     2a. when p asks for sandbox.ProtectionMountNamespace: hide p.HiddenPaths (S-Code's
 //     runtime, state and configuration directories, the helpers' sockets) under empty
 //     read-only mounts (see hidePaths), so no helper socket can be reached;
 //  3. build the Landlock ruleset from the profile (before any restriction, so the walk of
