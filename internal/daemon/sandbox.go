@@ -40,21 +40,6 @@ func (h sandboxHost) getenv(k string) string {
 	return os.Getenv(k)
 }
 
-// socketHidePath returns what to hide from commands so that they cannot reach the socket at
-// sock: its directory, or the socket itself when that directory is shared scratch space
-// (/tmp, /var/tmp, /run, /dev/shm) or the root.
-func socketHidePath(sock string) string {
-	if sock == "" || !filepath.IsAbs(sock) {
-		return ""
-	}
-	dir := filepath.Dir(filepath.Clean(sock))
-	switch dir {
-	case "/", "/tmp", "/var/tmp", "/run", "/dev/shm", os.TempDir():
-		return filepath.Clean(sock)
-	}
-	return dir
-}
-
 // newSandbox returns the user helper's runner, verdict gate and the kernel features found.
 // launcher is the s-code-sandbox path (empty: next to the running executable, else on
 // PATH); host says what profiles are computed from. On a machine that cannot confine commands the gate makes every verdict at least ask,

@@ -14,6 +14,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
 	"github.com/s-code-dev/s-code/internal/listener"
+	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/version"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -63,7 +64,7 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	runner, gate, features, err := newSandbox(*launcher, sandboxHost{home: home, hide: []string{socketHidePath(c.listen), dir}})
+	runner, gate, features, err := newSandbox(*launcher, sandboxHost{home: home, hide: []string{sandbox.SocketHidePath(c.listen), dir}})
 	if err != nil {
 		return err
 	}
