@@ -19,6 +19,7 @@ import (
 
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/testenv"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
@@ -233,7 +234,7 @@ func TestHelpersUnreachableFromSandbox(t *testing.T) {
 		t.Fatalf("unconfined probe: %v\n%s", err, out)
 	}
 	var stdout, stderr bytes.Buffer
-	res, err := f.userClient.Exec(ctx, &helperv1.ExecStart{Command: "src/probe " + rawDialArg + " " + strings.Join(f.targets(), ","), Workspace: f.ws, Cwd: f.ws, Approved: true},
+	res, _, err := f.userClient.Run(ctx, helperclient.Operation{Command: "src/probe " + rawDialArg + " " + strings.Join(f.targets(), ","), Workspace: f.ws, Cwd: f.ws, Mode: permission.Manual}, approveAll,
 		helperclient.Streams{Stdout: &stdout, Stderr: &stderr})
 	if err != nil || res.Status() != 0 {
 		t.Fatalf("exec: %v %+v\n%s%s", err, res, stdout.String(), stderr.String())
@@ -242,7 +243,7 @@ func TestHelpersUnreachableFromSandbox(t *testing.T) {
 	// The state directories are gone from the command's view too: the audit directories of
 	// both helpers cannot even be listed.
 	stdout.Reset()
-	res, err = f.userClient.Exec(ctx, &helperv1.ExecStart{Command: "ls " + f.userAudit + " " + f.rootAudit + " " + filepath.Dir(f.userSock) + " 2>&1; echo done", Workspace: f.ws, Cwd: f.ws, Approved: true},
+	res, _, err = f.userClient.Run(ctx, helperclient.Operation{Command: "ls " + f.userAudit + " " + f.rootAudit + " " + filepath.Dir(f.userSock) + " 2>&1; echo done", Workspace: f.ws, Cwd: f.ws, Mode: permission.Manual}, approveAll,
 		helperclient.Streams{Stdout: &stdout, Stderr: &stderr})
 	if err != nil || strings.Contains(stdout.String(), ".jsonl") || strings.Contains(stdout.String(), "user.sock") || !strings.Contains(stdout.String(), "done") {
 		t.Fatalf("the command listed the helpers' directories: %v\n%s", err, stdout.String())

@@ -23,7 +23,7 @@ func TestEnvAllowlist(t *testing.T) {
 	for _, name := range []string{"LD_PRELOAD", "BASH_ENV", "GIT_SSH_COMMAND", "PAGER", "UNKNOWN_VAR", "GOROOT",
 		"S_CODE_TOOL_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "SHELL", "PYTHONUNBUFFERED", "LESSOPEN", "TAR_OPTIONS"} {
 		t.Run(name, func(t *testing.T) {
-			r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approved: true, Env: map[string]string{name: "/", "OK_VAR": "1"}}, nil)
+			r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approval: approve(), Env: map[string]string{name: "/", "OK_VAR": "1"}}, nil)
 			if r.denied.GetRule() != helperd.RuleEnvNotAllowed || r.denied.GetRule() != "env.not-allowed" || !strings.Contains(r.denied.GetReason(), name) || r.pid != 0 {
 				t.Fatalf("denied %+v pid %d", r.denied, r.pid)
 			}
@@ -43,7 +43,7 @@ func TestEnvAllowlist(t *testing.T) {
 	}
 	add := map[string]string{"OK_VAR": "1", "MYTOOL_MODE": "fast", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color",
 		"TZ": "UTC", "COLUMNS": "120", "LINES": "40", "NO_COLOR": "1", "CLICOLOR_FORCE": "1", "CI": "true"}
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approved: true, Env: add}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approval: approve(), Env: add}, nil)
 	if r.status() != 0 {
 		t.Fatalf("env: %+v %v", r.denied, r.err)
 	}
@@ -64,7 +64,7 @@ func TestEnvAllowlist(t *testing.T) {
 	}
 	// Values are checked too: a locale or terminal naming a file, a size that is no number.
 	for name, value := range map[string]string{"LANG": "/tmp/x", "TERM": "../x", "COLUMNS": "80; id", "CI": "a\nb"} {
-		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approved: true, Env: map[string]string{name: value}}, nil)
+		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approval: approve(), Env: map[string]string{name: value}}, nil)
 		if r.denied.GetRule() != helperd.RuleEnvNotAllowed || !strings.Contains(r.denied.GetReason(), name) {
 			t.Errorf("%s=%q: denied %+v", name, value, r.denied)
 		}
@@ -91,8 +91,8 @@ func TestCallerPath(t *testing.T) {
 		}
 	}
 	callerPath := strings.Join([]string{"bin", inWS, open, "", tools, "/usr/bin"}, ":")
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: `echo "$PATH"; mytool; command -v wstool opentool || echo none`, Approved: true,
-		Env: map[string]string{helperd.CallerPathKey: callerPath}}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: `echo "$PATH"; mytool; command -v wstool opentool || echo none`, Approval: approve(),
+		Path: callerPath}, nil)
 	if r.status() != 0 {
 		t.Fatalf("exec: %+v %v %s", r.denied, r.err, r.stderr.String())
 	}
@@ -103,8 +103,13 @@ func TestCallerPath(t *testing.T) {
 	if len(lines) != 3 || lines[1] != "ran "+filepath.Join(tools, "mytool") || lines[2] != "none" {
 		t.Errorf("output %q", lines)
 	}
+	// PATH is no environment addition.
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approval: approve(), Env: map[string]string{"PATH": tools}}, nil)
+	if r.denied.GetRule() != helperd.RuleEnvNotAllowed || !strings.Contains(r.denied.GetReason(), "PATH") {
+		t.Errorf("PATH as an addition: %+v", r.denied)
+	}
 	// Without a caller PATH the command gets the helper's alone.
-	r = e.exec(ctx(t), &helperv1.ExecStart{Command: `echo "$PATH"`, Approved: true}, nil)
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: `echo "$PATH"`, Approval: approve()}, nil)
 	if got := strings.TrimSpace(r.stdout.String()); got != execrun.SafePath {
 		t.Errorf("PATH without a caller PATH: %q", got)
 	}
@@ -115,13 +120,13 @@ func TestCallerPath(t *testing.T) {
 func TestShellAllowlist(t *testing.T) {
 	e := newEnv(t, nil)
 	for _, sh := range []helperv1.Shell{3, 7, -1} {
-		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Shell: sh, Approved: true}, nil)
+		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Shell: sh, Approval: approve()}, nil)
 		if r.denied.GetRule() != helperd.RuleInvalidRequest || r.pid != 0 {
 			t.Errorf("shell %d: denied %+v pid %d", sh, r.denied, r.pid)
 		}
 	}
 	for sh, want := range map[helperv1.Shell]string{helperv1.Shell_SHELL_UNSPECIFIED: "bash", helperv1.Shell_SHELL_BASH: "bash", helperv1.Shell_SHELL_SH: "sh"} {
-		r := e.exec(ctx(t), &helperv1.ExecStart{Command: `echo "${SHELL##*/}"`, Shell: sh, Approved: true}, nil)
+		r := e.exec(ctx(t), &helperv1.ExecStart{Command: `echo "${SHELL##*/}"`, Shell: sh, Approval: approve()}, nil)
 		if r.status() != 0 || strings.TrimSpace(r.stdout.String()) != want {
 			t.Errorf("shell %v: %+v %v %q", sh, r.denied, r.err, r.stdout.String())
 		}
