@@ -103,6 +103,11 @@ func TestCallerPath(t *testing.T) {
 	if len(lines) != 3 || lines[1] != "ran "+filepath.Join(tools, "mytool") || lines[2] != "none" {
 		t.Errorf("output %q", lines)
 	}
+	// The plan shows the same PATH.
+	pl, err := e.planFor(ctx(t), &helperv1.ExecStart{Command: "true", Cwd: e.work, Path: callerPath})
+	if err != nil || pl.GetPlan().GetPath() != execrun.SafePath+":"+tools {
+		t.Errorf("plan PATH %q, %v", pl.GetPlan().GetPath(), err)
+	}
 	// PATH is no environment addition.
 	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approval: approve(), Env: map[string]string{"PATH": tools}}, nil)
 	if r.denied.GetRule() != helperd.RuleEnvNotAllowed || !strings.Contains(r.denied.GetReason(), "PATH") {
