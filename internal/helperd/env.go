@@ -15,10 +15,11 @@ const RuleEnvNotAllowed = execrun.RuleEnvNotAllowed
 // commandEnv returns the complete environment of a command that runs in workspace (resolved)
 // with shell, built from the request's env map and callerPath (the request's path field: the
 // caller's PATH): the helper's base (its configured PATH plus the caller's safe PATH entries,
-// HOME, USER, LOGNAME, SHELL), then the additions the allowlist admits (PATH is not one). Any refused addition refuses the request with RuleEnvNotAllowed, naming
-// each variable. Commands run as the helper's own uid, so PATH entries must be owned by it
-// or by root (the root helper: by root only); entries inside the workspace or one of the
-// extra writable paths of the request are left out (the command could plant programs there).
+// HOME, USER, LOGNAME, SHELL), then the additions the allowlist admits (PATH is not one).
+// Any refused addition refuses the request with RuleEnvNotAllowed, naming each variable.
+// Commands run as the helper's own uid, so PATH entries must be owned by it or by root (the
+// root helper: by root only); entries inside the workspace or one of the extra writable
+// paths of the request are left out (the command could plant programs there).
 func (s *Server) commandEnv(env map[string]string, callerPath, workspace, shell string, extra []string) ([]string, *helperv1.Denied) {
 	path := s.cfg.Path
 	if callerPath != "" {
