@@ -72,10 +72,11 @@ func (h sandboxHost) getenv(k string) string {
 
 // newSandbox returns the user helper's runner, verdict gate and the kernel features found.
 // launcher is the s-code-sandbox path (empty: next to the running executable, else on
-// PATH); host says what profiles are computed from. On a machine that cannot confine commands the gate makes every verdict at least ask,
-// so a command reaching the runner there was approved by a person and the launcher may run
-// it unconfined (the card of s-code sandbox and the finding say why).
-func newSandbox(launcher string, host sandboxHost) (execrun.Runner, func(safety.Verdict, string) safety.Verdict, sandbox.Features, error) {
+// PATH); host says what profiles are computed from. On a machine that cannot confine
+// commands the gate makes every verdict at least ask, so a command reaching the runner there
+// was approved by a person and the launcher may run it unconfined (the card of s-code
+// sandbox and the finding say why).
+func newSandbox(launcher string, host sandboxHost) (execrun.Runner, func(safety.Verdict, string, safety.Context) safety.Verdict, sandbox.Features, error) {
 	if launcher == "" {
 		var err error
 		if launcher, err = sandbox.FindLauncher(); err != nil {
@@ -89,7 +90,9 @@ func newSandbox(launcher string, host sandboxHost) (execrun.Runner, func(safety.
 		return nil, nil, sandbox.Features{}, fmt.Errorf("sandbox launcher %s is not an executable file: %w", launcher, errors.Join(err, sandbox.ErrLauncherMissing))
 	}
 	f := sandbox.ProbeFeatures()
-	gate := func(v safety.Verdict, command string) safety.Verdict { return sandbox.GateVerdict(v, command, f) }
+	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict {
+		return sandbox.GateVerdict(v, command, f)
+	}
 	var hide []string
 	for _, h := range host.hide {
 		if h != "" {

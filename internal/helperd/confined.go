@@ -1,7 +1,6 @@
 package helperd
 
 import (
-	"context"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -20,13 +19,14 @@ const RulePeerSandboxed = "peer.sandboxed"
 // refuseSandboxed refuses, audits and logs a call from a peer that runs inside an S-Code
 // sandbox: a confined command must never get commands run for it outside its own profile
 // (another workspace, network, root). Every helper applies it before its own Authorizer.
-func (s *Server) refuseSandboxed(ctx context.Context, c peercred.Creds, method string) error {
+// The refused record goes through auditRefusal, so a flood of them is summarized.
+func (s *Server) refuseSandboxed(c peercred.Creds, method string) error {
 	err := sandboxedPeer(c)
 	if err == nil {
 		return nil
 	}
 	s.cfg.Logger.Warn("refused sandboxed caller", zap.String("method", method), zap.Stringer("peer", &c), zap.Error(err))
-	s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerSandboxed, nil), Reason: RulePeerSandboxed + ": " + method + ": " + err.Error()}, false)
+	s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerSandboxed, nil), Reason: RulePeerSandboxed + ": " + method + ": " + err.Error()})
 	return status.Errorf(codes.PermissionDenied, "the %s helper refuses this caller: %v", s.cfg.Role, err)
 }
 
