@@ -11,6 +11,9 @@ import (
 // launcher's no_new_privs and two filters) and unknown (gone at accept, another pid
 // namespace) are refused; anything else passes.
 func TestSandboxedPeer(t *testing.T) {
+	if !peercred.ReadsProcStatus() {
+		t.Skip("this system reports no peer status (macOS): the helpers do not judge it")
+	}
 	cases := []struct {
 		name   string
 		status peercred.ProcStatus
