@@ -70,3 +70,50 @@ func TestNewProfileHides(t *testing.T) {
 		t.Errorf("discovered state directories %q", d.StateDirs)
 	}
 }
+
+// TestToolRootsRefuseWideGoRoots checks that a GOROOT naming the file system root, the home
+// directory, a directory above it, the workspace or /tmp never becomes a read-only root, and
+// that a real toolchain directory does.
+func TestToolRootsRefuseWideGoRoots(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	ws := filepath.Join(home, "src", "ws")
+	sdk := filepath.Join(home, "sdk", "go1.26")
+	for _, d := range []string{ws, sdk} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home, _ = filepath.EvalSymlinks(home)
+	ws, _ = filepath.EvalSymlinks(ws)
+	sdk, _ = filepath.EvalSymlinks(sdk)
+	for _, goroot := range []string{"/", home, filepath.Dir(home), ws, "/tmp", sdk} {
+		roots := toolRoots(func(k string) string {
+			if k == "GOROOT" {
+				return goroot
+			}
+			return ""
+		}, home, ws)
+		if slices.Contains(roots, goroot) {
+			t.Errorf("GOROOT=%s became a read-only root: %q", goroot, roots)
+		}
+	}
+	// A toolchain directory outside those is granted (t.TempDir is in /tmp, shared scratch
+	// space: a system directory stands in for it).
+	toolchain, err := filepath.EvalSymlinks("/usr/share")
+	if err != nil {
+		t.Skip("no /usr/share")
+	}
+	roots := toolRoots(func(k string) string {
+		if k == "GOROOT" {
+			return toolchain
+		}
+		return ""
+	}, home, ws)
+	if !slices.Contains(roots, toolchain) {
+		t.Errorf("GOROOT %s was not granted: %q", toolchain, roots)
+	}
+	if slices.Contains(roots, sdk) {
+		t.Errorf("a GOROOT in shared scratch space was granted: %q", roots)
+	}
+}
