@@ -29,7 +29,10 @@ type PathRefusal struct {
 
 // PathEntryError is returned by CheckPathEntry for an entry a command may not get.
 type PathEntryError struct {
-	Dir    string
+	// Dir is the entry as given.
+	Dir string
+	// Reason says which rule refused it ("inside the workspace …", "writable by group or
+	// others …").
 	Reason string
 }
 
