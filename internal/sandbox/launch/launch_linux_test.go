@@ -181,6 +181,12 @@ func probe(name string, args []string) int {
 		err = sandbox.MountNamespaceUsable()
 	case "umount":
 		err = unix.Unmount(args[0], unix.MNT_DETACH)
+	case "connect-unix": // a raw connect(2) to the Unix socket args[0]
+		var fd int
+		if fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+			err = unix.Connect(fd, &unix.SockaddrUnix{Name: args[0]})
+			unix.Close(fd)
+		}
 	default:
 		fmt.Printf("unknown probe %s\n", name)
 		return 2
