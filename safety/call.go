@@ -59,6 +59,7 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 		return 0
 	}
 	e := a.judge(argv, c)
+	a.judgeAlternative(x, c)
 	if in.cred && e&effNetwork != 0 {
 		a.find(c, "exfil.credential", Deny, "A credential file is redirected into a network command")
 	}
@@ -96,14 +97,11 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 			}
 		}
 	}
+	var elems []string
+	elemsOK := false
 	if as.Array != nil {
 		known = false
-		for _, el := range as.Array.Elems {
-			if el.Index != nil {
-				a.arith(el.Index)
-			}
-			a.wordEffects(el.Value)
-		}
+		elems, elemsOK = a.arrayElems(as.Array)
 	}
 	if as.Name == nil {
 		return
@@ -128,14 +126,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 		a.taint[name] = taint
 	}
 	if bare {
-		if a.vars == nil {
-			a.vars = map[string]string{}
-		}
-		if known && !as.Append {
-			a.vars[name] = val
-		} else {
-			a.vars[name] = dyn
-		}
+		a.storeAssign(as, name, val, known, elems, elemsOK)
 	}
 }
 
@@ -233,6 +224,7 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 		}
 		a.nameref(as.Name.Value, target, c)
 	}
+	a.declAttrs(x)
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
 			var buf [2]arg

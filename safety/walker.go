@@ -73,6 +73,8 @@ type analyzer struct {
 
 	argStack []arg       // argv of the simple commands being judged, as a stack
 	free     []*callInfo // callInfo values to reuse
+
+	ev evalState // what eval.go computes (alternatives of defaults)
 }
 
 // tick counts one node against the budget and reports whether judging may go on.

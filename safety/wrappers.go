@@ -367,7 +367,7 @@ func hEval(a *analyzer, argv []arg, c *callInfo) eff {
 	if len(argv) < 2 {
 		return 0
 	}
-	return a.nested(joinArgs(argv[1:]), a.dialect(), c)
+	return a.evalNested(joinArgs(argv[1:]), c)
 }
 
 // dialect returns the dialect of the current shell.
