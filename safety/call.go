@@ -107,7 +107,9 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 		return
 	}
 	name := as.Name.Value
-	a.envName(name, c)
+	if !a.workspaceEnvAssign(name, val, known, c) {
+		a.envName(name, c)
+	}
 	a.assignRef(name, c)
 	a.envFile(name, val, known, c)
 	if name == "CDPATH" {
@@ -603,6 +605,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	}
 	h := lookup(name)
 	if h == nil {
+		if unknownProbe(argv) {
+			return 0
+		}
 		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
 		return 0
 	}

@@ -245,7 +245,8 @@ func TestNestedShells(t *testing.T) {
 
 func TestInterpretersAndWorkspaceCode(t *testing.T) {
 	runEngine(t, []engineCase{
-		{"python-c", "python3 -c 'import os'", Ask, "exec.interpreter-inline", false, ""},
+		{"python-c", "python3 -c 'import os; os.remove(\"x\")'", Ask, "exec.interpreter-inline", false, ""},
+		{"python-c-probe", "python3 -c 'import sys; print(sys.version)'", Allow, "", false, ""},
 		{"python-script", "python3 script.py", Ask, "exec.workspace-code", false, ""},
 		{"python-version", "python3 --version", Allow, "", false, ""},
 		{"node-e", "node -e 'x'", Ask, "exec.interpreter-inline", false, ""},

@@ -1624,6 +1624,7 @@ func (a *analyzer) evalNested(x arg, c *callInfo) eff {
 func registerEval() {
 	register(hUnset, "unset")
 	register(hShift, "shift")
+	registerInspect()
 }
 
 // hUnset judges unset: the names it removes are unknown from now on (an unset variable may

@@ -626,7 +626,9 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 		if rest[0].dyn && strings.HasPrefix(rest[0].s, dyn) {
 			a.find(c, "env.dynamic", Ask, "")
 		} else {
-			a.envName(k, c)
+			if !a.workspaceEnvAssign(k, v, !rest[0].dyn, c) {
+				a.envName(k, c)
+			}
 			a.envFile(k, v, !strings.Contains(v, dyn), c)
 		}
 		rest = rest[1:]

@@ -1,0 +1,87 @@
+package safety
+
+import "strings"
+
+// This file judges environment variables that point a language at code in the workspace
+// (PYTHONPATH=. python -m pkg, PYTHONPATH=$PWD/src pytest, NODE_PATH=lib node x.js,
+// GOFLAGS=-mod=mod go test): that is running workspace code (exec.workspace-code, ask),
+// as make or npm test is, not environment injection. A value that leaves the workspace, is
+// only known at run time or names a protected path keeps the env.injection verdict.
+
+// workspacePathVars lists the search-path variables a language loads modules from, with
+// the separator of their lists: python(1) PYTHONPATH, node(1) NODE_PATH, ruby(1) RUBYLIB,
+// perlrun(1) PERL5LIB and PERLLIB, java(1) CLASSPATH.
+var workspacePathVars = map[string]string{
+	"PYTHONPATH": ":", "NODE_PATH": ":", "RUBYLIB": ":", "PERL5LIB": ":", "PERLLIB": ":",
+	"CLASSPATH": ":",
+}
+
+// workspaceEnvAssign judges setting name to val (known tells whether val is known) and
+// reports whether it did: a search path whose every entry is inside the workspace, or
+// GOFLAGS of flags that only choose how modules and builds resolve, is workspace code.
+// Otherwise it reports false and the caller applies envName.
+func (a *analyzer) workspaceEnvAssign(name, val string, known bool, c *callInfo) bool {
+	if !known || strings.Contains(val, dyn) {
+		return false
+	}
+	if name == "GOFLAGS" {
+		if !safeGoflags(val) {
+			return false
+		}
+		a.find(c, "exec.workspace-code", Ask, "GOFLAGS="+val+" changes how go builds and runs the workspace's code")
+		return true
+	}
+	sep, ok := workspacePathVars[name]
+	if !ok || a.ctx.Workspace == "" {
+		return false
+	}
+	for _, entry := range strings.Split(val, sep) {
+		if entry == "" {
+			entry = "." // an empty entry is the working directory
+		}
+		p, ok := a.resolve(lit(entry))
+		if !ok || strings.Contains(p, dyn) {
+			return false
+		}
+		if a.classify(p) != pcWorkspace || strings.ContainsAny(entry, "*?[") && name != "CLASSPATH" {
+			return false
+		}
+	}
+	a.find(c, "exec.workspace-code", Ask, name+" points the interpreter at code in the workspace")
+	return true
+}
+
+// safeGoflags reports whether every flag of a GOFLAGS value is one that only selects module
+// resolution, build tags or test output (go help build, go help modules); -toolexec,
+// -exec, -overlay, -modfile, -ldflags, -gcflags and the like name programs or files and
+// stay environment injection.
+func safeGoflags(v string) bool {
+	fields := strings.Fields(v)
+	if len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		name, val, hasVal := strings.Cut(f, "=")
+		switch name {
+		case "-mod":
+			if val != "mod" && val != "vendor" && val != "readonly" {
+				return false
+			}
+		case "-buildvcs":
+			if val != "true" && val != "false" && val != "auto" {
+				return false
+			}
+		case "-tags", "-p", "-count":
+			if !hasVal || strings.ContainsAny(val, "/\\") {
+				return false
+			}
+		case "-v", "-race", "-trimpath", "-modcacherw", "-short", "-failfast", "-cover":
+			if hasVal && val != "true" && val != "false" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
