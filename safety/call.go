@@ -58,8 +58,13 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 	if len(argv) == 0 || a.over {
 		return 0
 	}
+	prefixIFS := a.ev.prefixIFS
+	for _, as := range x.Assigns { // sticky: IFS=, eval 'read a b <<< …' splits on commas
+		a.ev.prefixIFS = a.ev.prefixIFS || as.Name != nil && as.Name.Value == "IFS"
+	}
 	e := a.judge(argv, c)
 	a.judgeAlternative(x, c)
+	a.ev.prefixIFS = prefixIFS
 	if in.cred && e&effNetwork != 0 {
 		a.find(c, "exfil.credential", Deny, "A credential file is redirected into a network command")
 	}

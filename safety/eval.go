@@ -40,8 +40,9 @@ const (
 
 // evalState is the part of the analyzer's state this file adds.
 type evalState struct {
-	altMode bool // judging the alternative of a command: unknown X in ${X:-w} takes w
-	dq      bool // the parameter expansion being evaluated is inside double quotes
+	altMode   bool // judging the alternative of a command: unknown X in ${X:-w} takes w
+	prefixIFS bool // the simple command being judged has an IFS=… prefix
+	dq        bool // the parameter expansion being evaluated is inside double quotes
 }
 
 // encodeArray encodes the elements of an array as one string (each element quoted).
@@ -405,7 +406,7 @@ func (a *analyzer) wordValue(w *syntax.Word, dq bool) (string, bool) {
 // splat expands "${A[@]}" and "$@" inside double quotes: each element is a field of its
 // own (bash(1) "Special Parameters"). It reports whether it handled x.
 func (e *wordEval) splat(x *syntax.ParamExp) bool {
-	if x.Param == nil || x.Excl || x.Length || x.Slice != nil || x.Repl != nil || x.Exp != nil || x.Names != 0 {
+	if x.Param == nil || x.Excl || x.Length || x.Repl != nil || x.Exp != nil || x.Names != 0 {
 		return false
 	}
 	name := x.Param.Value
@@ -420,6 +421,13 @@ func (e *wordEval) splat(x *syntax.ParamExp) bool {
 		return false
 	}
 	xs, ok := e.a.arrayGet(name)
+	if ok && x.Slice != nil {
+		if name == "@" {
+			ok = false // "${@:1}" counts from $0
+		} else {
+			xs, ok = sliceElems(e.a, xs, x.Slice)
+		}
+	}
 	if !ok || len(e.vals) != 1 || e.overflow {
 		e.dyn = true
 		e.push(dyn)
@@ -1468,7 +1476,7 @@ func (a *analyzer) readAssign(argv []arg, c *callInfo) {
 		names = append(names, s)
 	}
 	ifs, ok := a.paramValue("IFS")
-	if !ok || strings.Trim(ifs, " \t\n") != "" {
+	if !ok || strings.Trim(ifs, " \t\n") != "" || a.ev.prefixIFS {
 		return
 	}
 	text := c.in.body
