@@ -296,7 +296,7 @@ func FuzzEval(f *testing.F) {
 			t.Fatalf("array %q does not survive its encoding: %q", xs, back)
 		}
 		if x, err := syntax.NewParser().Arithmetic(strings.NewReader(s)); err == nil {
-			a := &analyzer{ctx: ctx, cwd: ctx.Cwd, vars: map[string]string{"n": "4", "m": s}}
+			a := &analyzer{ctx: ctx, cwd: ctx.Cwd, top: s, src: source{text: s}, vars: map[string]string{"n": "4", "m": s}}
 			a.arithValue(x, 0)
 		}
 	})
