@@ -112,7 +112,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 		return
 	}
 	name := as.Name.Value
-	if !a.workspaceEnvAssign(name, val, known, c) {
+	if !a.workspaceEnvAssign(name, val, known, as.Value, c) {
 		a.envName(name, c)
 	}
 	a.assignRef(name, c)
@@ -675,6 +675,8 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 	if off, why := differential(text); off >= 0 {
 		a.add("parse.differential", Deny, off, off, why+" (in a nested script)")
 	}
+	same := a.ev.sameShell // eval: the directory the script changes to stays
+	a.ev.sameShell = false
 	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
 	a.vars, a.funcs, a.fstk, a.pipe = a.params, nil, nil, false
 	a.params = nil
@@ -685,6 +687,9 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 		a.add("function.forkbomb", Deny, 0, len(text), "The functions calling "+f+" call each other in pipelines or in the background")
 	}
 	a.calls = calls
+	if same {
+		cwd = a.cwd
+	}
 	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
 	a.src = saved
 	return e

@@ -42,6 +42,7 @@ const (
 type evalState struct {
 	altMode   bool // judging the alternative of a command: unknown X in ${X:-w} takes w
 	prefixIFS bool // the simple command being judged has an IFS=… prefix
+	sameShell bool // the next nested script runs in the current shell (eval)
 	dq        bool // the parameter expansion being evaluated is inside double quotes
 }
 
@@ -1623,8 +1624,9 @@ func (a *analyzer) evalNested(x arg, c *callInfo) eff {
 		a.vars = map[string]string{}
 	}
 	a.params = a.vars
+	a.ev.sameShell = true
 	e := a.nested(x, a.dialect(), c)
-	a.params = nil
+	a.params, a.ev.sameShell = nil, false
 	return e
 }
 

@@ -100,8 +100,8 @@ func hSqlite(a *analyzer, argv []arg, c *callInfo) eff {
 }
 
 // sqlWrites lists SQL keywords and sqlite3 shell functions that change a database, create
-// files or run programs (sqlite.org/lang.html, sqlite.org/cli.html: writefile, edit,
-// readfile, load_extension).
+// files, read files other than the database or run programs (sqlite.org/lang.html,
+// sqlite.org/cli.html: writefile, edit, readfile, fsdir, load_extension).
 var sqlWrites = map[string]bool{
 	"insert": true, "update": true, "delete": true, "replace": true, "create": true,
 	"drop": true, "alter": true, "attach": true, "detach": true, "vacuum": true,
@@ -109,6 +109,7 @@ var sqlWrites = map[string]bool{
 	"savepoint": true, "release": true, "end": true, "upsert": true, "writefile": true,
 	"edit": true, "readfile": true, "load_extension": true, "fts3_tokenizer": true,
 	"sqlar_compress": true, "sqlar_uncompress": true, "zipfile": true, "into": true,
+	"fsdir": true, "sqlar": true,
 }
 
 // sqlReadDot lists sqlite3 dot-commands that only print.

@@ -302,6 +302,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		e.push(v)
 	case *syntax.CmdSubst:
 		if out, ok := substOutput(a, x.Stmts); ok {
+			// bash drops NUL bytes from a substitution's output (printf 'r\0m' is rm);
+			// no other source of the dyn byte reaches a known output.
+			out = strings.ReplaceAll(out, dyn, "")
 			if !dq && strings.ContainsAny(out, " \t\n") {
 				e.split = true
 			}

@@ -1,6 +1,10 @@
 package safety
 
-import "strings"
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // This file judges environment variables that point a language at code in the workspace
 // (PYTHONPATH=. python -m pkg, PYTHONPATH=$PWD/src pytest, NODE_PATH=lib node x.js,
@@ -20,7 +24,13 @@ var workspacePathVars = map[string]string{
 // reports whether it did: a search path whose every entry is inside the workspace, or
 // GOFLAGS of flags that only choose how modules and builds resolve, is workspace code.
 // Otherwise it reports false and the caller applies envName.
-func (a *analyzer) workspaceEnvAssign(name, val string, known bool, c *callInfo) bool {
+//
+// w is the assignment's value word when there is one: the variable's own previous value in
+// it ($PYTHONPATH:src, "$(pwd):$PYTHONPATH") is the user's setting and adds nothing.
+func (a *analyzer) workspaceEnvAssign(name, val string, known bool, w *syntax.Word, c *callInfo) bool {
+	if _, path := workspacePathVars[name]; path && (!known || strings.Contains(val, dyn)) && w != nil {
+		val, known = a.selfValue(name, w)
+	}
 	if !known || strings.Contains(val, dyn) {
 		return false
 	}
@@ -36,6 +46,12 @@ func (a *analyzer) workspaceEnvAssign(name, val string, known bool, c *callInfo)
 		return false
 	}
 	for _, entry := range strings.Split(val, sep) {
+		if entry == selfMark {
+			continue
+		}
+		if strings.Contains(entry, selfMark) {
+			return false
+		}
 		if entry == "" {
 			entry = "." // an empty entry is the working directory
 		}
@@ -84,4 +100,31 @@ func safeGoflags(v string) bool {
 		}
 	}
 	return true
+}
+
+// selfMark stands for a variable's previous value in selfValue (the bytes cannot come from
+// a command: control characters are refused before parsing).
+const selfMark = "\x01self\x01"
+
+// selfValue evaluates the value word w of an assignment to name with name's previous value
+// replaced by selfMark.
+func (a *analyzer) selfValue(name string, w *syntax.Word) (string, bool) {
+	prev, had := a.vars[name]
+	if a.vars == nil {
+		a.vars = map[string]string{}
+	}
+	a.vars[name] = selfMark
+	saved := a.findings
+	var buf [2]arg
+	vs := a.word(buf[:0], w, true)
+	a.findings = saved // the word was judged already
+	if had {
+		a.vars[name] = prev
+	} else {
+		delete(a.vars, name)
+	}
+	if len(vs) != 1 || vs[0].dyn {
+		return "", false
+	}
+	return vs[0].s, true
 }

@@ -626,7 +626,7 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 		if rest[0].dyn && strings.HasPrefix(rest[0].s, dyn) {
 			a.find(c, "env.dynamic", Ask, "")
 		} else {
-			if !a.workspaceEnvAssign(k, v, !rest[0].dyn, c) {
+			if !a.workspaceEnvAssign(k, v, !rest[0].dyn, nil, c) {
 				a.envName(k, c)
 			}
 			a.envFile(k, v, !strings.Contains(v, dyn), c)
