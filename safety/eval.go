@@ -25,6 +25,7 @@ import (
 const (
 	arrKey  = dyn + "arr:"  // arrKey+NAME: the elements of array NAME, encoded by encodeArray
 	attrKey = dyn + "attr:" // attrKey+NAME: declare attributes of NAME ("l", "u", "i")
+	altKey  = dyn + "alt:"  // altKey+NAME: the values NAME has if code that may not have run did or did not run
 )
 
 // Evaluation budget: a value longer than maxEvalLen bytes, an array longer than
@@ -138,6 +139,8 @@ func (a *analyzer) arraySet(name string, xs []string) {
 	}
 	a.vars[name] = first
 	a.vars[arrKey+name] = encodeArray(xs)
+	delete(a.vars, altKey+name)
+	delete(a.vars, altKey+arrKey+name)
 }
 
 // forgetArray marks name (its value and its elements) as unknown.
@@ -155,6 +158,9 @@ func (a *analyzer) attrs(name string) string { return a.vars[attrKey+name] }
 func (a *analyzer) applyAttrs(at, v string) (string, bool) {
 	if at == "" {
 		return v, true
+	}
+	if strings.Contains(at, "?") {
+		return "", false // attributes set by code that may not have run
 	}
 	if strings.Contains(at, "i") {
 		n, ok := a.arithString(v, 0)
@@ -272,6 +278,8 @@ func (a *analyzer) setScalar(name, val string) {
 		}
 	}
 	a.vars[name] = val
+	delete(a.vars, altKey+name)
+	delete(a.vars, altKey+arrKey+name)
 }
 
 // arrayElems evaluates the elements of an array assignment (judging their substitutions)
@@ -354,40 +362,76 @@ func (a *analyzer) partsHaveDefault(parts []syntax.WordPart, depth int) bool {
 	return false
 }
 
-// judgeAlternative judges a simple command a second time with every unknown variable that
-// has a literal default taking it (rm -rf ${D:-~} is judged as rm -rf ~), when the words of
-// x hold such a default. The state the first judgement left (directory, variables) is kept.
+// judgeAlternative judges a simple command again when its words may take other values:
+// with every unknown variable that has a literal default taking it (rm -rf ${D:-~} is
+// judged as rm -rf ~), and with the values variables had before code that may not have
+// run changed them (see branch). The state the first judgement left (directory, variables)
+// is kept.
 func (a *analyzer) judgeAlternative(x *syntax.CallExpr, c *callInfo) {
 	if a.ev.altMode || a.over {
 		return
 	}
-	any := false
+	defaults := false
+	var alts []string
 	for _, w := range x.Args {
-		if a.hasDefault(w) {
-			any = true
-			break
-		}
+		defaults = defaults || a.hasDefault(w)
+		alts = a.altRefs(w.Parts, alts, 0)
 	}
-	if !any {
+	if !defaults && len(alts) == 0 {
 		return
 	}
-	cwd, old, oldSet, dirs, vars := a.cwd, a.oldpwd, a.oldSet, a.dirs, a.vars
-	if vars != nil {
+	passes := 1
+	if len(alts) > 0 {
+		passes = 2
+	}
+	for pass := range passes {
+		cwd, old, oldSet, dirs, vars := a.cwd, a.oldpwd, a.oldSet, a.dirs, a.vars
 		a.vars = copyVars(vars)
+		if pass == 1 {
+			a.useAlts()
+		}
+		a.dirs = append([]string(nil), dirs...)
+		a.ev.altMode = true
+		start := len(a.argStack)
+		for _, w := range x.Args {
+			a.argStack = a.word(a.argStack, w, false)
+		}
+		argv := a.argStack[start:len(a.argStack):len(a.argStack)]
+		if len(argv) > 0 && !a.over {
+			a.judge(argv, c)
+		}
+		a.argStack = a.argStack[:start]
+		a.ev.altMode = false
+		a.cwd, a.oldpwd, a.oldSet, a.dirs, a.vars = cwd, old, oldSet, dirs, vars
 	}
-	a.dirs = append([]string(nil), dirs...)
-	a.ev.altMode = true
-	start := len(a.argStack)
-	for _, w := range x.Args {
-		a.argStack = a.word(a.argStack, w, false)
+}
+
+// altRefs appends to names the variables the word parts expand that have alternatives.
+func (a *analyzer) altRefs(parts []syntax.WordPart, names []string, depth int) []string {
+	if depth > 8 || a.vars == nil {
+		return names
 	}
-	argv := a.argStack[start:len(a.argStack):len(a.argStack)]
-	if len(argv) > 0 && !a.over {
-		a.judge(argv, c)
+	for _, p := range parts {
+		switch x := p.(type) {
+		case *syntax.DblQuoted:
+			names = a.altRefs(x.Parts, names, depth+1)
+		case *syntax.BraceExp:
+			for _, el := range x.Elems {
+				names = a.altRefs(el.Parts, names, depth+1)
+			}
+		case *syntax.ParamExp:
+			if x.Param == nil {
+				continue
+			}
+			if a.hasAlt(x.Param.Value) {
+				names = append(names, x.Param.Value)
+			}
+			if x.Exp != nil && x.Exp.Word != nil {
+				names = a.altRefs(x.Exp.Word.Parts, names, depth+1)
+			}
+		}
 	}
-	a.argStack = a.argStack[:start]
-	a.ev.altMode = false
-	a.cwd, a.oldpwd, a.oldSet, a.dirs, a.vars = cwd, old, oldSet, dirs, vars
+	return names
 }
 
 // wordValue evaluates the parts of w (a default, an alternative or a replacement inside
@@ -1702,4 +1746,91 @@ func (a *analyzer) forgetParams() {
 	}
 	a.vars["@"], a.vars["*"] = dyn, dyn
 	delete(a.vars, arrKey+"@")
+}
+
+// branch judges f, code that may or may not run (an if branch, a loop body, the right side
+// of && or ||, a function body). Afterwards the variables hold what f left, as if it ran,
+// and every key of vars f changed keeps its value from before f as an alternative
+// (altKey+key), which judgeAlternative judges the commands that use the variable with:
+// x=rm; false && x=ls; $x -rf ~ is judged with x=ls and with x=rm.
+func (a *analyzer) branch(f func() eff) eff {
+	before := a.vars
+	if before != nil {
+		a.vars = copyVars(before)
+	}
+	e := f()
+	if a.vars == nil {
+		return e
+	}
+	for k, v := range a.vars {
+		if strings.HasPrefix(k, altKey) {
+			continue
+		}
+		b, ok := before[k]
+		if ok && b == v {
+			continue
+		}
+		if _, had := a.vars[altKey+k]; had {
+			continue // a branch inside f recorded the older value already
+		}
+		if !ok {
+			b = absent
+		}
+		a.vars[altKey+k] = b
+	}
+	for k, b := range before {
+		if _, ok := a.vars[k]; !ok && !strings.HasPrefix(k, altKey) {
+			a.vars[altKey+k] = b
+		}
+	}
+	return e
+}
+
+// absent is the alternative of a key that did not exist before a branch.
+const absent = dyn + "absent"
+
+// hasAlt reports whether the variable name has an alternative value (see branch).
+func (a *analyzer) hasAlt(name string) bool {
+	if a.vars == nil {
+		return false
+	}
+	_, v := a.vars[altKey+name]
+	_, arr := a.vars[altKey+arrKey+name]
+	return v || arr
+}
+
+// useAlts replaces every key that has an alternative with it.
+func (a *analyzer) useAlts() {
+	for k, v := range a.vars {
+		if !strings.HasPrefix(k, altKey) {
+			continue
+		}
+		key := k[len(altKey):]
+		delete(a.vars, k)
+		switch {
+		case v != absent:
+			a.vars[key] = v
+		case strings.HasPrefix(key, dyn):
+			delete(a.vars, key)
+		default:
+			a.vars[key] = dyn // not set in this command: a run-time value
+		}
+	}
+}
+
+// forgetKey marks the variable, array or attributes stored under the vars key k as unknown.
+func (a *analyzer) forgetKey(k string) {
+	switch {
+	case strings.HasPrefix(k, arrKey):
+		a.forgetArray(k[len(arrKey):])
+	case strings.HasPrefix(k, altKey):
+		delete(a.vars, k)
+	case strings.HasPrefix(k, attrKey):
+		if a.vars == nil {
+			a.vars = map[string]string{}
+		}
+		a.vars[k] = "?" // applyAttrs: the stored value is not known
+	default:
+		a.forget(k)
+	}
 }

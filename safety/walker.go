@@ -244,8 +244,9 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		case syntax.Pipe, syntax.PipeAll:
 			return a.pipeline(x)
 		default:
+			// X && Y, X || Y: Y may not run, so what it assigns is not known after it.
 			e := a.stmt(x.X)
-			return e | a.stmt(x.Y)
+			return e | a.branch(func() eff { return a.stmt(x.Y) })
 		}
 	case *syntax.Block:
 		return a.stmts(x.Stmts)
@@ -254,12 +255,17 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 	case *syntax.IfClause:
 		var e eff
 		for c := x; c != nil; c = c.Else {
-			e |= a.stmts(c.Cond)
-			e |= a.stmts(c.Then)
+			if c == x {
+				e |= a.stmts(c.Cond)
+			} else {
+				e |= a.branch(func() eff { return a.stmts(c.Cond) })
+			}
+			e |= a.branch(func() eff { return a.stmts(c.Then) })
 		}
 		return e
 	case *syntax.WhileClause:
-		return a.stmts(x.Cond) | a.stmts(x.Do)
+		e := a.stmts(x.Cond)
+		return e | a.branch(func() eff { return a.stmts(x.Cond) | a.stmts(x.Do) })
 	case *syntax.ForClause:
 		var e eff
 		switch l := x.Loop.(type) {
@@ -283,7 +289,7 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 					}
 					a.vars[l.Name.Value] = it.s
 					a.cwd = cwd
-					e |= a.stmts(x.Do)
+					e |= a.branch(func() eff { return a.stmts(x.Do) })
 				}
 				a.forget(l.Name.Value)
 				return e
@@ -296,14 +302,14 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		default:
 			a.addNode("parse.unknown-node", Ask, s, "Unknown loop form")
 		}
-		return e | a.stmts(x.Do)
+		return e | a.branch(func() eff { return a.stmts(x.Do) })
 	case *syntax.CaseClause:
 		e := a.wordEffects(x.Word)
 		for _, it := range x.Items {
 			for _, p := range it.Patterns {
 				e |= a.wordEffects(p)
 			}
-			e |= a.stmts(it.Stmts)
+			e |= a.branch(func() eff { return a.stmts(it.Stmts) })
 		}
 		return e
 	case *syntax.FuncDecl:
@@ -437,7 +443,9 @@ func (a *analyzer) funcDecl(x *syntax.FuncDecl) {
 	}
 	if x.Body != nil {
 		cwd := a.cwd
-		a.stmt(x.Body)
+		// The body runs when the function is called, maybe never: what it assigns is not
+		// known after the definition.
+		a.branch(func() eff { return a.stmt(x.Body) })
 		if a.cwd != cwd {
 			// Calling the function changes the directory of the caller.
 			if a.funcCwd == nil {
