@@ -243,6 +243,7 @@ func (a *analyzer) storeAssign(as *syntax.Assign, name, val string, known bool, 
 		a.arraySet(name, xs)
 	case !known:
 		a.forgetArray(name)
+		a.defaultAlt(as, name)
 	case as.Append:
 		prev, ok := a.paramValue(name)
 		if !ok {
@@ -252,6 +253,23 @@ func (a *analyzer) storeAssign(as *syntax.Assign, name, val string, known bool, 
 		a.setScalar(name, prev+val)
 	default:
 		a.setScalar(name, val)
+	}
+}
+
+// defaultAlt records, for v=${X:-w} of an unknown X, the value with w as v's alternative,
+// so that $v is judged with it too (see judgeAlternative).
+func (a *analyzer) defaultAlt(as *syntax.Assign, name string) {
+	if as.Value == nil || as.Append || a.ev.altMode || !a.hasDefault(as.Value) {
+		return
+	}
+	a.ev.altMode = true
+	saved := a.findings
+	var buf [2]arg
+	vs := a.word(buf[:0], as.Value, true)
+	a.findings = saved // judged already
+	a.ev.altMode = false
+	if len(vs) == 1 && !vs[0].dyn && len(vs[0].s) <= maxEvalLen {
+		a.vars[altKey+name] = vs[0].s
 	}
 }
 
