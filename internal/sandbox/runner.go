@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -32,12 +33,19 @@ type Runner struct {
 // (exit 126) unless r.AllowUnconfined. It fails when the launcher is not absolute, path
 // or dir is not absolute, dir lies outside the workspace, or the profile cannot be computed.
 func (r Runner) Command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, error) {
-	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
+	p, err := r.Profile(workspace, network, nil, env)
+	if err != nil {
+		return nil, err
 	}
-	if len(args) == 0 {
-		return nil, errors.New("sandbox runner: empty argv")
-	}
+	return r.CommandFor(ctx, p, dir, path, args, env)
+}
+
+// Profile returns the sandbox profile a command of workspace runs under, with network on
+// only when network is true and each of extraWritable (absolute directories outside the
+// workspace a person approved for this one run) added to the writable roots. env is the
+// command's environment; variables it lacks are read from r.Getenv. It fails when a path
+// is relative or the profile cannot be computed.
+func (r Runner) Profile(workspace string, network bool, extraWritable, env []string) (Profile, error) {
 	getenv := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
@@ -51,9 +59,30 @@ func (r Runner) Command(ctx context.Context, workspace, dir string, network bool
 	}
 	p, err := ForWorkspace(getenv, workspace, network)
 	if err != nil {
-		return nil, err
+		return Profile{}, err
+	}
+	for _, w := range extraWritable {
+		if !filepath.IsAbs(w) || filepath.Clean(w) != w {
+			return Profile{}, fmt.Errorf("sandbox runner: extra writable path %q: %w", w, ErrRelativePath)
+		}
+		if !slices.Contains(p.WritableRoots, w) {
+			p.WritableRoots = append(p.WritableRoots, w)
+		}
 	}
 	p.AllowUnconfined = r.AllowUnconfined
+	return p, nil
+}
+
+// CommandFor returns the exec.Cmd that runs path with args in dir under the profile p (see
+// Profile), with the profile's environment changes applied to env. It fails when the
+// launcher, path or dir is not absolute, or dir lies outside p's workspace.
+func (r Runner) CommandFor(ctx context.Context, p Profile, dir, path string, args, env []string) (*exec.Cmd, error) {
+	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
+	}
+	if len(args) == 0 {
+		return nil, errors.New("sandbox runner: empty argv")
+	}
 	cdir, err := Canonical(dir)
 	if err != nil {
 		return nil, err
