@@ -43,9 +43,14 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
 	defer a.freeCall(c)
 	c.in = *in
+	readPrefix, ifsVal := a.ev.readPrefix, a.ev.prefixIFSVal
+	a.ev.readPrefix = len(x.Args) > 0 && x.Args[0].Lit() == "read"
+	a.ev.prefixIFSVal = nil
 	for _, as := range x.Assigns {
 		a.assign(as, c, len(x.Args) == 0)
 	}
+	a.ev.readPrefix = false
+	defer func() { a.ev.readPrefix, a.ev.prefixIFSVal = readPrefix, ifsVal }()
 	if len(x.Args) == 0 {
 		return 0
 	}

@@ -546,7 +546,8 @@ func TestEnvFunctionsBackgroundSystem(t *testing.T) {
 		{"iptables", "iptables -F", Deny, "system.state", false, ""},
 		{"crontab", "crontab -r", Deny, "persistence.cron", false, ""},
 		{"systemctl-user-enable", "systemctl --user enable x", Deny, "persistence.cron", false, ""},
-		{"ifs", "IFS=/ read a b", Ask, "env.ifs", false, ""},
+		{"ifs", "IFS=/; read a b", Ask, "env.ifs", false, ""},
+		{"ifs-read-prefix", "IFS=/ read a b", Allow, "", false, ""}, // only read's splitting changes
 	})
 }
 

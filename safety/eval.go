@@ -43,7 +43,11 @@ const (
 type evalState struct {
 	altMode   bool // judging the alternative of a command: unknown X in ${X:-w} takes w
 	prefixIFS bool // the simple command being judged has an IFS=… prefix
-	sameShell bool // the next nested script runs in the current shell (eval)
+	sameShell bool    // the next nested script runs in the current shell (eval)
+	readLine  *string // the input line the read of a while-read loop gets (see whileRead)
+
+	readPrefix   bool    // judging the prefix assignments of a read command
+	prefixIFSVal *string // the value of read's IFS=… prefix, when known
 	dq        bool // the parameter expansion being evaluated is inside double quotes
 }
 
@@ -1488,7 +1492,11 @@ func (a *analyzer) printfAssign(name string, rest []arg) {
 // fields by IFS whitespace, the last name takes the rest. Other option forms and an IFS
 // with other characters leave the names unknown (assignName forgot them already).
 func (a *analyzer) readAssign(argv []arg, c *callInfo) {
-	if !c.in.hasInput || !c.in.literal || a.pipe {
+	text := c.in.body
+	if line := a.ev.readLine; line != nil {
+		a.ev.readLine = nil // only the loop's own read gets the line
+		text = *line
+	} else if !c.in.hasInput || !c.in.literal || a.pipe {
 		return
 	}
 	raw, delim := false, byte('\n')
@@ -1539,10 +1547,14 @@ func (a *analyzer) readAssign(argv []arg, c *callInfo) {
 		names = append(names, s)
 	}
 	ifs, ok := a.paramValue("IFS")
-	if !ok || strings.Trim(ifs, " \t\n") != "" || a.ev.prefixIFS {
+	if a.ev.prefixIFS {
+		// IFS= read -r line: no field splitting at all. Other prefixes are not followed.
+		ok = a.ev.prefixIFSVal != nil && *a.ev.prefixIFSVal == ""
+		ifs = ""
+	}
+	if !ok || strings.Trim(ifs, " \t\n") != "" {
 		return
 	}
-	text := c.in.body
 	// The line: up to the delimiter; without -r a backslash escapes the next character
 	// and backslash-newline continues the line.
 	var line strings.Builder
@@ -1851,4 +1863,61 @@ func (a *analyzer) forgetKey(k string) {
 	default:
 		a.forget(k)
 	}
+}
+
+// whileRead judges while read …; do …; done fed a known here-string or here-document: the
+// body is judged once for each line, with read's variables set from it as bash sets them.
+// It reports false (the loop is judged as any other) for other loops, unknown input and
+// more than maxLoopItems lines.
+func (a *analyzer) whileRead(x *syntax.WhileClause, in *stdin) (eff, bool) {
+	if x.Until || !in.hasInput || !in.literal || in.net || in.cred || len(x.Cond) != 1 {
+		return 0, false
+	}
+	cond := x.Cond[0]
+	call, ok := cond.Cmd.(*syntax.CallExpr)
+	if !ok || len(cond.Redirs) > 0 || cond.Background || cond.Negated || len(call.Args) == 0 || call.Args[0].Lit() != "read" {
+		return 0, false
+	}
+	for _, as := range call.Assigns {
+		if as.Name == nil || as.Name.Value != "IFS" {
+			return 0, false
+		}
+	}
+	for _, w := range call.Args[1:] {
+		if l := w.Lit(); l == "" || strings.HasPrefix(l, "-") && strings.ContainsAny(l, "dnNu") {
+			return 0, false // -d, -n, -N, -u change what one read takes
+		}
+	}
+	body := in.body
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n" // a here-string ends with a newline
+	}
+	lines := strings.SplitAfter(body, "\n")
+	lines = lines[:len(lines)-1] // after the last newline: nothing
+	if len(lines) == 0 || len(lines) > maxLoopItems {
+		return 0, false
+	}
+	var e eff
+	cwd := a.cwd
+	for _, l := range lines {
+		line := l
+		a.cwd = cwd
+		e |= a.branch(func() eff {
+			a.ev.readLine = &line
+			ef := a.stmt(cond)
+			a.ev.readLine = nil
+			return ef | a.stmts(x.Do)
+		})
+	}
+	// The last read fails at the end of the input: its variables are empty, or other
+	// values when the body breaks out early. Not followed.
+	for _, w := range call.Args[1:] {
+		if l := w.Lit(); validName(l) {
+			a.forgetArray(l)
+		}
+	}
+	if len(call.Args) == 1 {
+		a.forgetArray("REPLY")
+	}
+	return e, true
 }

@@ -40,6 +40,7 @@ var evalCases = []struct{ prefix, word string }{
 	{`read -r a b c <<< 'one'`, `"[$a][$b][$c]"`},
 	{`read -d , a <<< 'x y,z'`, `"$a"`},
 	{"read -r a b <<EOF\nfirst line\nsecond\nEOF", `"$a|$b"`},
+	{`IFS= read -r a b <<< '  x  y  '`, `"[$a][$b]"`},
 	{`y=x; x=val`, `"${!y}"`},
 	{`x=héllo`, `"${#x}"`},
 	{`s=abcdef`, `"${s:1:3}" "${s: -2}" "${s:2}" "${s:1:-1}" "${s:10}"`},
@@ -135,6 +136,7 @@ func TestEvalUnknown(t *testing.T) {
 		{`x=$(date)`, `"$x"`},
 		{`x=ls; unset x`, `"${x:-def}"`},
 		{``, `${y:=made}`},
+		{"while read -r a b; do :; done <<EOF\n1 one\nEOF", `"$a"`},
 	} {
 		script := tc.prefix
 		if script != "" {

@@ -264,6 +264,9 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		}
 		return e
 	case *syntax.WhileClause:
+		if e, ok := a.whileRead(x, in); ok {
+			return e
+		}
 		e := a.stmts(x.Cond)
 		return e | a.branch(func() eff { return a.stmts(x.Cond) | a.stmts(x.Do) })
 	case *syntax.ForClause:

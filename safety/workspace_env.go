@@ -23,11 +23,21 @@ var workspacePathVars = map[string]string{
 // workspaceEnvAssign judges setting name to val (known tells whether val is known) and
 // reports whether it did: a search path whose every entry is inside the workspace, or
 // GOFLAGS of flags that only choose how modules and builds resolve, is workspace code.
-// Otherwise it reports false and the caller applies envName.
+// Otherwise it reports false and the caller applies envName. An IFS=… prefix of read is
+// handled here too: it is no shell-wide IFS change.
 //
 // w is the assignment's value word when there is one: the variable's own previous value in
 // it ($PYTHONPATH:src, "$(pwd):$PYTHONPATH") is the user's setting and adds nothing.
 func (a *analyzer) workspaceEnvAssign(name, val string, known bool, w *syntax.Word, c *callInfo) bool {
+	if name == "IFS" && a.ev.readPrefix {
+		// IFS=… read: the value only changes how read splits its line, not how the shell
+		// splits words (bash(1) "read"), so it is no env.ifs change.
+		if known && !strings.Contains(val, dyn) {
+			v := val
+			a.ev.prefixIFSVal = &v
+		}
+		return true
+	}
 	if _, path := workspacePathVars[name]; path && (!known || strings.Contains(val, dyn)) && w != nil {
 		val, known = a.selfValue(name, w)
 	}
