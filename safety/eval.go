@@ -41,14 +41,14 @@ const (
 
 // evalState is the part of the analyzer's state this file adds.
 type evalState struct {
-	altMode   bool // judging the alternative of a command: unknown X in ${X:-w} takes w
-	prefixIFS bool // the simple command being judged has an IFS=… prefix
+	altMode   bool    // judging the alternative of a command: unknown X in ${X:-w} takes w
+	prefixIFS bool    // the simple command being judged has an IFS=… prefix
 	sameShell bool    // the next nested script runs in the current shell (eval)
 	readLine  *string // the input line the read of a while-read loop gets (see whileRead)
 
 	readPrefix   bool    // judging the prefix assignments of a read command
 	prefixIFSVal *string // the value of read's IFS=… prefix, when known
-	dq        bool // the parameter expansion being evaluated is inside double quotes
+	dq           bool    // the parameter expansion being evaluated is inside double quotes
 }
 
 // encodeArray encodes the elements of an array as one string (each element quoted).
