@@ -45,6 +45,7 @@ type evalState struct {
 	prefixIFS bool    // the simple command being judged has an IFS=… prefix
 	sameShell bool    // the next nested script runs in the current shell (eval)
 	readLine  *string // the input line the read of a while-read loop gets (see whileRead)
+	inLoop    bool    // judging the body of a while-read loop line by line
 
 	readPrefix   bool    // judging the prefix assignments of a read command
 	prefixIFSVal *string // the value of read's IFS=… prefix, when known
@@ -1870,8 +1871,8 @@ func (a *analyzer) forgetKey(k string) {
 // It reports false (the loop is judged as any other) for other loops, unknown input and
 // more than maxLoopItems lines.
 func (a *analyzer) whileRead(x *syntax.WhileClause, in *stdin) (eff, bool) {
-	if x.Until || !in.hasInput || !in.literal || in.net || in.cred || len(x.Cond) != 1 {
-		return 0, false
+	if x.Until || !in.hasInput || !in.literal || in.net || in.cred || len(x.Cond) != 1 || a.ev.inLoop {
+		return 0, false // a loop inside one judged per line is judged once (no blow-up)
 	}
 	cond := x.Cond[0]
 	call, ok := cond.Cmd.(*syntax.CallExpr)
@@ -1899,6 +1900,8 @@ func (a *analyzer) whileRead(x *syntax.WhileClause, in *stdin) (eff, bool) {
 	}
 	var e eff
 	cwd := a.cwd
+	a.ev.inLoop = true
+	defer func() { a.ev.inLoop = false }()
 	for _, l := range lines {
 		line := l
 		a.cwd = cwd
