@@ -164,6 +164,7 @@ func hMapfile(a *analyzer, argv []arg, c *callInfo) eff {
 			a.assignName(argv[i], c)
 		}
 	}
+	a.mapfileAssign(argv, c)
 	return e
 }
 

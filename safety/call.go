@@ -299,7 +299,7 @@ func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
 		if len(vs) == 1 {
 			in.net = in.net || vs[0].net
 			if !vs[0].dyn {
-				in.body, in.literal = vs[0].s, true
+				in.body, in.literal, in.hereStr = vs[0].s, true, true
 				in.mapBase = literalBase(r.Word)
 			}
 		}

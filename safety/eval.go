@@ -1890,8 +1890,8 @@ func (a *analyzer) whileRead(x *syntax.WhileClause, in *stdin) (eff, bool) {
 		}
 	}
 	body := in.body
-	if !strings.HasSuffix(body, "\n") {
-		body += "\n" // a here-string ends with a newline
+	if in.hereStr {
+		body += "\n" // bash adds a newline to a here-string
 	}
 	lines := strings.SplitAfter(body, "\n")
 	lines = lines[:len(lines)-1] // after the last newline: nothing
@@ -1923,4 +1923,55 @@ func (a *analyzer) whileRead(x *syntax.WhileClause, in *stdin) (eff, bool) {
 		a.forgetArray("REPLY")
 	}
 	return e, true
+}
+
+// mapfileAssign sets the array of mapfile/readarray [-t] [-d D] [ARRAY] fed a known
+// here-string or here-document: one element a line (bash(1) "mapfile"). Other options
+// leave the array unknown (hMapfile forgot it already).
+func (a *analyzer) mapfileAssign(argv []arg, c *callInfo) {
+	if !c.in.hasInput || !c.in.literal || a.pipe {
+		return
+	}
+	trim, delim, name := false, "\n", "MAPFILE"
+	for i := 1; i < len(argv); i++ {
+		x := argv[i]
+		switch {
+		case x.dyn:
+			return
+		case x.s == "-t":
+			trim = true
+		case x.s == "-d" && i+1 < len(argv) && !argv[i+1].dyn:
+			delim = "\x00"
+			if argv[i+1].s != "" {
+				delim = argv[i+1].s[:1]
+			}
+			i++
+		case strings.HasPrefix(x.s, "-"):
+			return // -n, -O, -s, -u, -C, -c and clusters: not followed
+		default:
+			name = x.s
+		}
+	}
+	if !validName(name) {
+		return
+	}
+	body := c.in.body
+	if c.in.hereStr {
+		body += "\n"
+	}
+	var xs []string
+	for body != "" {
+		i := strings.Index(body, delim)
+		if i < 0 {
+			xs = append(xs, body)
+			break
+		}
+		el := body[:i+1]
+		if trim {
+			el = body[:i]
+		}
+		xs = append(xs, el)
+		body = body[i+1:]
+	}
+	a.arraySet(name, xs)
 }

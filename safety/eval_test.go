@@ -42,6 +42,8 @@ var evalCases = []struct{ prefix, word string }{
 	{"read -r a b <<EOF\nfirst line\nsecond\nEOF", `"$a|$b"`},
 	{`IFS= read -r a b <<< '  x  y  '`, `"[$a][$b]"`},
 	{`y=x; x=val`, `"${!y}"`},
+	{"mapfile -t arr <<EOF\nrm -rf\nsecond line\nEOF", `"${arr[@]}" "${#arr[@]}"`},
+	{`readarray -t -d , arr <<< 'a,b c,d'`, `"${arr[0]}" "${arr[1]}" "${#arr[2]}" "${#arr[@]}"`},
 	{`x=héllo`, `"${#x}"`},
 	{`s=abcdef`, `"${s:1:3}" "${s: -2}" "${s:2}" "${s:1:-1}" "${s:10}"`},
 	{`s=aXbXc`, `"${s/X/-}" "${s//X/-}" "${s/#a/A}" "${s/%c/C}" "${s//[Xa]/_}" "${s/X*/!}"`},

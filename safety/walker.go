@@ -178,6 +178,7 @@ type stdin struct {
 	net      bool   // the body comes from the network or a decoder
 	cred     bool   // stdin is a credential file
 	hasInput bool   // some redirection feeds stdin
+	hereStr  bool   // body is a here-string's word, which bash feeds with a newline added
 }
 
 // stmt judges one statement: its redirections and its command.
