@@ -521,6 +521,10 @@ func (a *analyzer) paramMore(x *syntax.ParamExp, dq bool) (v string, ok, done bo
 		return "", false, false
 	}
 	name := x.Param.Value
+	if (name == "@" || name == "*") && (x.Length || x.Slice != nil || x.Repl != nil || x.Exp != nil || x.Excl) {
+		// ${#@}, ${@:1}, ${@/x/y}, ${@%x}: counts and operators per parameter. Not followed.
+		return "", false, true
+	}
 	// The value the operators apply to.
 	var val string
 	var known bool
@@ -657,7 +661,7 @@ func (a *analyzer) expOp(x *syntax.ParamExp, name, val string, known, dq bool) (
 			return "", false, true
 		}
 		w, ok := word()
-		if ok && (op == syntax.AssignUnset || op == syntax.AssignUnsetOrNull) && x.Index == nil && known {
+		if ok && (op == syntax.AssignUnset || op == syntax.AssignUnsetOrNull) && x.Index == nil && !x.Excl && known {
 			a.setScalar(name, w)
 		}
 		return w, ok, true
@@ -1194,12 +1198,19 @@ func printfFormat(format string, args []string) (string, bool) {
 			if prec >= 0 {
 				spec += "." + strconv.Itoa(prec)
 			}
+			strSpec := "%" + strings.ReplaceAll(flags, "0", "") // bash pads strings with blanks
+			if width >= 0 {
+				strSpec += strconv.Itoa(width)
+			}
+			if prec >= 0 {
+				strSpec += "." + strconv.Itoa(prec)
+			}
 			switch conv {
 			case 's':
-				b.WriteString(fmt.Sprintf(spec+"s", arg))
+				b.WriteString(fmt.Sprintf(strSpec+"s", arg))
 			case 'b':
 				s, stop := expandB(arg)
-				b.WriteString(fmt.Sprintf(spec+"s", s))
+				b.WriteString(fmt.Sprintf(strSpec+"s", s))
 				if stop {
 					return b.String(), true
 				}
@@ -1207,7 +1218,7 @@ func printfFormat(format string, args []string) (string, bool) {
 				if arg != "" {
 					arg = arg[:1]
 				}
-				b.WriteString(fmt.Sprintf(strings.ReplaceAll(spec, "0", "")+"s", arg))
+				b.WriteString(fmt.Sprintf(strSpec+"s", arg))
 			case 'd', 'i', 'o', 'u', 'x', 'X':
 				n := int64(0)
 				if had {

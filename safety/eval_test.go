@@ -26,6 +26,8 @@ var evalCases = []struct{ prefix, word string }{
 	{`printf -v x '%s,' a b c`, `"$x"`},
 	{`printf -v x '%03d|%+d|% d|%-4s|%.2s|%*d' 7 5 6 ab abc 4 1`, `"$x"`},
 	{`printf -v x '%d|%d|%d' 0x1f 010 "'A"`, `"$x"`},
+	{`printf -v x '%.10s|%010.2s|%-10c|' abcdefghijklmn xyz q`, `"$x"`},
+	{`printf -v x '%05s|%+5s|% s|%#x|%#o|%-05d|%.3d|%5.1s|%-+4d|%x' ab cd ef 255 8 3 7 xyz 5 -1`, `"$x"`},
 	{`printf -v x 'a\"b\'"'"'c\?d\qe\\f'`, `"$x"`},
 	{`printf -v x '%s'`, `"[$x]"`},
 	{`x=$(printf '%s %s\n\n' rm -rf)`, `"$x"`},
@@ -138,6 +140,8 @@ func TestEvalUnknown(t *testing.T) {
 		{`x=$(date)`, `"$x"`},
 		{`x=ls; unset x`, `"${x:-def}"`},
 		{``, `${y:=made}`},
+		{`set -- rmx -rf`, `"${@/%x/}"`},
+		{`set -- a b`, `"${#@}"`},
 		{"while read -r a b; do :; done <<EOF\n1 one\nEOF", `"$a"`},
 	} {
 		script := tc.prefix
