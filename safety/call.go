@@ -619,7 +619,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 			return 0
 		}
 		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
-		return 0
+		return a.wrappedCommand(argv, c)
 	}
 	return h(a, argv, c)
 }
