@@ -20,7 +20,7 @@ func registerInspect() {
 // unknownProbe reports whether argv of a program not in the table only asks for its
 // version or help with the GNU long options (--version, --help), which print and exit.
 func unknownProbe(argv []arg) bool {
-	return len(argv) == 2 && !argv[1].dyn && (argv[1].s == "--version" || argv[1].s == "--help")
+	return len(argv) == 2 && !argv[1].dyn && (argv[1].s == "--version" || argv[1].s == "--help") && !notProbe(argv[0].s, argv[1].s)
 }
 
 // sqliteFlags are sqlite3 options (sqlite3 -help) that only change output or open the
