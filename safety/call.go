@@ -370,6 +370,7 @@ func (a *analyzer) hdocText(r *syntax.Redirect) (string, bool) {
 		if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
 			return l, true
 		}
+		return a.hdocValue(r)
 	case syntax.WordHdoc:
 		if len(r.Word.Parts) == 1 {
 			if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {

@@ -501,6 +501,11 @@ func (e *wordEval) splat(x *syntax.ParamExp) bool {
 		e.push(dyn)
 		return true
 	}
+	if e.hdoc {
+		// In a here-document the elements are joined by blanks: the body is one text.
+		e.push(strings.Join(xs, " "))
+		return true
+	}
 	if len(xs) == 0 {
 		e.emptySplat = true
 		return true
@@ -1985,4 +1990,21 @@ func (a *analyzer) mapfileAssign(argv []arg, c *callInfo) {
 		body = body[i+1:]
 	}
 	a.arraySet(name, xs)
+}
+
+// hdocValue returns the text of an unquoted here-document when its expansions are known
+// (cat <<EOF | sh with $a in it), evaluated as redirect evaluates it (which judged its
+// substitutions already).
+func (a *analyzer) hdocValue(r *syntax.Redirect) (string, bool) {
+	if r.Hdoc == nil {
+		return "", true
+	}
+	saved := a.findings
+	e := wordEval{a: a, vals: []string{""}, hdoc: true}
+	e.parts(r.Hdoc.Parts, true, false)
+	a.findings = saved
+	if e.dyn || e.net || e.cred || e.proc || len(e.vals) != 1 || len(e.done) > 0 || strings.Contains(e.vals[0], dyn) {
+		return "", false
+	}
+	return e.vals[0], true
 }
