@@ -609,6 +609,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				a.find(c, "function.forkbomb", Deny, "")
 			}
 		}
+		a.callFunc(name, argv, c)
 		if d, ok := a.funcCwd[name]; ok {
 			a.oldpwd, a.oldSet, a.cwd = a.cwd, true, d
 		}

@@ -41,11 +41,12 @@ const (
 
 // evalState is the part of the analyzer's state this file adds.
 type evalState struct {
-	altMode   bool    // judging the alternative of a command: unknown X in ${X:-w} takes w
-	prefixIFS bool    // the simple command being judged has an IFS=… prefix
-	sameShell bool    // the next nested script runs in the current shell (eval)
-	readLine  *string // the input line the read of a while-read loop gets (see whileRead)
-	inLoop    bool    // judging the body of a while-read loop line by line
+	altMode   bool                 // judging the alternative of a command: unknown X in ${X:-w} takes w
+	prefixIFS bool                 // the simple command being judged has an IFS=… prefix
+	sameShell bool                 // the next nested script runs in the current shell (eval)
+	readLine  *string              // the input line the read of a while-read loop gets (see whileRead)
+	inLoop    bool                 // judging the body of a while-read loop line by line
+	funcs     map[string]*funcBody // function bodies, for calls with arguments (see callFunc)
 
 	readPrefix   bool    // judging the prefix assignments of a read command
 	prefixIFSVal *string // the value of read's IFS=… prefix, when known
@@ -2007,4 +2008,53 @@ func (a *analyzer) hdocValue(r *syntax.Redirect) (string, bool) {
 		return "", false
 	}
 	return e.vals[0], true
+}
+
+// maxFuncCalls is how many calls with arguments of one function are judged with their
+// arguments; later calls rely on the judgement of the body at its definition, where the
+// positional parameters are run-time values.
+const maxFuncCalls = 4
+
+// funcBody is a function defined in the command: its body, the source text it is part of,
+// how many of its calls were judged, and whether one is being judged.
+type funcBody struct {
+	body   *syntax.Stmt
+	src    string
+	calls  int
+	active bool
+}
+
+// recordFunc remembers the body of function name.
+func (a *analyzer) recordFunc(name string, body *syntax.Stmt) {
+	if body == nil {
+		return
+	}
+	if a.ev.funcs == nil {
+		a.ev.funcs = map[string]*funcBody{}
+	}
+	a.ev.funcs[name] = &funcBody{body: body, src: a.src.text}
+}
+
+// callFunc judges a call of a function defined in the command with arguments: its body
+// runs with the arguments as positional parameters (f(){ "$@"; }; f rm -rf ~ runs
+// rm -rf ~). What the body assigns was taken into account at the definition.
+func (a *analyzer) callFunc(name string, argv []arg, c *callInfo) {
+	f := a.ev.funcs[name]
+	if f == nil || len(argv) < 2 || f.src != a.src.text || f.calls >= maxFuncCalls || f.active || a.over {
+		return
+	}
+	f.calls++
+	f.active = true
+	vars, cwd, old, oldSet, dirs := a.vars, a.cwd, a.oldpwd, a.oldSet, a.dirs
+	if vars != nil {
+		a.vars = copyVars(vars)
+	}
+	a.dirs = append([]string(nil), dirs...)
+	a.forgetParams()
+	params := make([]arg, len(argv)-1)
+	copy(params, argv[1:])
+	a.setParams(params)
+	a.stmt(f.body)
+	a.vars, a.cwd, a.oldpwd, a.oldSet, a.dirs = vars, cwd, old, oldSet, dirs
+	f.active = false
 }

@@ -443,6 +443,7 @@ func (a *analyzer) funcDecl(x *syntax.FuncDecl) {
 			a.addNode("function.shadow", Ask, x, "The function "+n.Value+" has the name of a command")
 		}
 		a.funcs[n.Value] = true
+		a.recordFunc(n.Value, x.Body)
 		a.fstk = append(a.fstk, n.Value)
 	}
 	if x.Body != nil {
