@@ -46,6 +46,7 @@ type evalState struct {
 	sameShell bool                 // the next nested script runs in the current shell (eval)
 	readLine  *string              // the input line the read of a while-read loop gets (see whileRead)
 	inLoop    bool                 // judging the body of a while-read loop line by line
+	arithNest int                  // arithValue calls under way (bounds chains through values)
 	funcs     map[string]*funcBody // function bodies, for calls with arguments (see callFunc)
 
 	readPrefix   bool    // judging the prefix assignments of a read command
@@ -866,6 +867,13 @@ func (a *analyzer) arithValue(x syntax.ArithmExpr, depth int) (int64, bool) {
 	if x == nil || depth > maxArithDepth {
 		return 0, false
 	}
+	// Values are expressions that may name each other through indexes (i='a[i]'; ${a[i]})
+	// and parameter expansions, which start their own depth count: bound the whole chain.
+	a.ev.arithNest++
+	defer func() { a.ev.arithNest-- }()
+	if a.ev.arithNest > 4*maxArithDepth {
+		return 0, false
+	}
 	switch n := x.(type) {
 	case *syntax.Word:
 		return a.arithWord(n, depth)
@@ -1033,7 +1041,7 @@ func (a *analyzer) arithString(s string, depth int) (int64, bool) {
 	if n, ok := parseArithInt(s); ok {
 		return n, true
 	}
-	if depth > maxArithDepth || len(s) > 1024 || strings.ContainsAny(s, "$`") {
+	if depth > maxArithDepth || len(s) > 1024 || strings.ContainsAny(s, "$`") || !a.tick() {
 		return 0, false
 	}
 	if validName(s) {
