@@ -18,7 +18,12 @@ need dbus-run-session dbus # internal/credhandle TestResolveKeyring: a private s
 need gnome-keyring-daemon gnome-keyring # internal/credhandle TestResolveKeyring: a real Secret Service
 need secret-tool libsecret-tools # internal/credhandle TestResolveKeyring: stores the item as a separate client
 need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
+need node nodejs # cmd/agent mcp_clients.txtar: the TypeScript SDK client and the MCP Inspector CLI
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
 fi
+# cmd/agent testdata/script/mcp_clients.txtar and internal/mcpserver TestConformance: the
+# pinned MCP clients (the official TypeScript SDK, the MCP Inspector CLI), the conformance
+# suite and the Node 22 it needs, from test/mcp/package-lock.json.
+(cd "$(dirname "$0")/../test/mcp" && npm ci --no-audit --no-fund --loglevel=error)
