@@ -25,9 +25,44 @@ with credential handles (env:NAME, keyring:SERVICE/ACCOUNT, systemd:ID, file:PAT
 values. Adding or enabling one shows its permission preview card and asks you to confirm it; a
 changed definition does not run until you confirm its new card. See docs/host-processes.md.`,
 	}
-	cmd.AddCommand(newMCPAddCmd(streams), newMCPListCmd(streams), newMCPShowCmd(streams), newMCPRemoveCmd(streams),
-		newMCPEnableCmd(streams, true), newMCPEnableCmd(streams, false))
+	k := hostdef.KindMCPServer
+	cmd.AddCommand(newMCPAddCmd(streams), newMCPListCmd(streams, k), newMCPShowCmd(streams, k), newMCPRemoveCmd(streams, k),
+		newMCPEnableCmd(streams, k, true), newMCPEnableCmd(streams, k, false))
 	return cmd
+}
+
+// newHooksCmd is `s-code hooks`: review, confirm, enable and remove the hooks of the user's
+// configuration (defined by editing host-processes.toml).
+func newHooksCmd(streams IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hooks",
+		Short: "Review, confirm, enable and remove the hooks of your configuration",
+		Long: `Hooks are host processes run at points of a session (pre-call, post-call, session-start,
+session-end): outside the sandbox, as you. Define them as [process.NAME] tables with
+kind = "hook" in $XDG_CONFIG_HOME/s-code/host-processes.toml; a hook runs only after you
+confirm its card with s-code hooks enable NAME, and again after any change. A pre-call hook
+that cannot run denies the call. See docs/host-processes.md.`,
+	}
+	k := hostdef.KindHook
+	cmd.AddCommand(newMCPListCmd(streams, k), newMCPShowCmd(streams, k), newMCPRemoveCmd(streams, k),
+		newMCPEnableCmd(streams, k, true), newMCPEnableCmd(streams, k, false))
+	return cmd
+}
+
+// kindNoun names a kind in messages.
+func kindNoun(k hostdef.Kind) string {
+	if k == hostdef.KindHook {
+		return "hook"
+	}
+	return "MCP server"
+}
+
+// kindCmd is the command that manages a kind.
+func kindCmd(k hostdef.Kind) string {
+	if k == hostdef.KindHook {
+		return "s-code hooks"
+	}
+	return "s-code mcp-servers"
 }
 
 // hostStore loads the user's host process definitions.
@@ -63,10 +98,10 @@ func confirmOn(streams IO, d *hostdef.Definition, home string, yes bool) error {
 	return nil
 }
 
-func mcpServer(s *hostdef.Store, name string) (*hostdef.Definition, error) {
+func defOf(s *hostdef.Store, kind hostdef.Kind, name string) (*hostdef.Definition, error) {
 	d := s.Defs[name]
-	if d == nil || d.Kind != hostdef.KindMCPServer {
-		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("no MCP server %q in %s", name, s.Path)}
+	if d == nil || d.Kind != kind {
+		return nil, &ExitError{Code: ExitFailure, Err: fmt.Errorf("no %s %q in %s", kindNoun(kind), name, s.Path)}
 	}
 	return d, nil
 }
@@ -126,10 +161,10 @@ func newMCPAddCmd(streams IO) *cobra.Command {
 	return cmd
 }
 
-func newMCPListCmd(streams IO) *cobra.Command {
+func newMCPListCmd(streams IO, kind hostdef.Kind) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the MCP servers: enabled, confirmed, command",
+		Short: "List the definitions: enabled, confirmed, command",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, home, err := hostStore()
@@ -140,7 +175,7 @@ func newMCPListCmd(streams IO) *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tSTATE\tCONFIRMED\tCOMMAND")
 			for _, n := range s.Names() {
 				d := s.Defs[n]
-				if d.Kind != hostdef.KindMCPServer {
+				if d.Kind != kind {
 					continue
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%q\n", n, enabledWord(d.Enabled), confirmedWord(d, home), d.Command)
@@ -169,17 +204,17 @@ func confirmedWord(d *hostdef.Definition, home string) string {
 	return "yes"
 }
 
-func newMCPShowCmd(streams IO) *cobra.Command {
+func newMCPShowCmd(streams IO, kind hostdef.Kind) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show NAME",
-		Short: "Show an MCP server's permission preview card and whether it is confirmed",
+		Short: "Show a definition's permission preview card and whether it is confirmed",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, home, err := hostStore()
 			if err != nil {
 				return err
 			}
-			d, err := mcpServer(s, args[0])
+			d, err := defOf(s, kind, args[0])
 			if err != nil {
 				return err
 			}
@@ -189,33 +224,33 @@ func newMCPShowCmd(streams IO) *cobra.Command {
 			case "yes":
 				fmt.Fprintf(streams.Out, "  confirmed:   %s\n", d.ConfirmedAt.Format(time.RFC3339))
 			case "changed":
-				fmt.Fprintf(streams.Out, "  confirmed:   no, changed since confirmed %s (was %s); s-code mcp-servers enable %s confirms it\n", d.ConfirmedAt.Format(time.RFC3339), d.Confirmed, d.Name)
+				fmt.Fprintf(streams.Out, "  confirmed:   no, changed since confirmed %s (was %s); %s enable %s confirms it\n", d.ConfirmedAt.Format(time.RFC3339), d.Confirmed, kindCmd(kind), d.Name)
 			default:
-				fmt.Fprintf(streams.Out, "  confirmed:   no; s-code mcp-servers enable %s confirms it\n", d.Name)
+				fmt.Fprintf(streams.Out, "  confirmed:   no; %s enable %s confirms it\n", kindCmd(kind), d.Name)
 			}
 			return nil
 		},
 	}
 }
 
-func newMCPRemoveCmd(streams IO) *cobra.Command {
+func newMCPRemoveCmd(streams IO, kind hostdef.Kind) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove NAME",
-		Short: "Remove an MCP server's definition",
+		Short: "Remove a definition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, _, err := hostStore()
 			if err != nil {
 				return err
 			}
-			if _, err := mcpServer(s, args[0]); err != nil {
+			if _, err := defOf(s, kind, args[0]); err != nil {
 				return err
 			}
 			delete(s.Defs, args[0])
 			if err := s.Save(); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "removed MCP server %s\n", args[0])
+			fmt.Fprintf(streams.Out, "removed %s %s\n", kindNoun(kind), args[0])
 			return nil
 		},
 	}
@@ -223,11 +258,11 @@ func newMCPRemoveCmd(streams IO) *cobra.Command {
 
 // newMCPEnableCmd is `enable` (on) or `disable`. Enabling a definition whose card is not the
 // one confirmed shows the card and asks again.
-func newMCPEnableCmd(streams IO, on bool) *cobra.Command {
+func newMCPEnableCmd(streams IO, kind hostdef.Kind, on bool) *cobra.Command {
 	var yes bool
-	use, short := "disable NAME", "Disable an MCP server (its definition and confirmation stay)"
+	use, short := "disable NAME", "Disable a definition (it and its confirmation stay)"
 	if on {
-		use, short = "enable NAME [--yes]", "Enable an MCP server, confirming its card again when it changed"
+		use, short = "enable NAME [--yes]", "Enable a definition, confirming its card when it is not confirmed as it is now"
 	}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -238,7 +273,7 @@ func newMCPEnableCmd(streams IO, on bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := mcpServer(s, args[0])
+			d, err := defOf(s, kind, args[0])
 			if err != nil {
 				return err
 			}
@@ -251,7 +286,7 @@ func newMCPEnableCmd(streams IO, on bool) *cobra.Command {
 			if err := s.Save(); err != nil {
 				return err
 			}
-			fmt.Fprintf(streams.Out, "%s MCP server %s\n", map[bool]string{true: "enabled", false: "disabled"}[on], d.Name)
+			fmt.Fprintf(streams.Out, "%s %s %s\n", map[bool]string{true: "enabled", false: "disabled"}[on], kindNoun(kind), d.Name)
 			return nil
 		},
 	}

@@ -88,6 +88,7 @@ and inspects Git through a hardened host git.`,
 		newCacheCmd(streams),
 		newMCPServersCmd(streams),
 		newTermCmd(streams),
+		newHooksCmd(streams),
 	)
 	strictCompletion(root)
 	return root

@@ -265,11 +265,18 @@ func (d *Definition) Runnable(home string) error {
 	if err := d.Validate(); err != nil {
 		return err
 	}
+	advice := fmt.Sprintf("review its card with s-code mcp-servers show %s and confirm it with s-code mcp-servers enable %s", d.Name, d.Name)
+	switch d.Kind {
+	case KindHook:
+		advice = fmt.Sprintf("review its card with s-code hooks show %s and confirm it with s-code hooks enable %s", d.Name, d.Name)
+	case KindTerminal:
+		advice = "start it again with s-code term start, which shows its card to confirm"
+	}
 	if d.Confirmed == "" {
-		return fmt.Errorf("host process %s is %w: review its card with s-code mcp-servers show %s and confirm it with s-code mcp-servers enable %s", d.Name, ErrNotConfirmed, d.Name, d.Name)
+		return fmt.Errorf("host process %s is %w: %s", d.Name, ErrNotConfirmed, advice)
 	}
 	if d.Confirmed != d.Card(home).Digest() {
-		return fmt.Errorf("host process %s changed since it was confirmed, so it is %w: review the new card with s-code mcp-servers show %s and confirm it with s-code mcp-servers enable %s", d.Name, ErrNotConfirmed, d.Name, d.Name)
+		return fmt.Errorf("host process %s changed since it was confirmed, so it is %w: %s", d.Name, ErrNotConfirmed, advice)
 	}
 	return nil
 }
