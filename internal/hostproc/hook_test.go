@@ -62,6 +62,9 @@ func TestPreCallDecisions(t *testing.T) {
 	if got := h.s.PreCall(ctx, []*hostdef.Definition{off}, call); got.Decision != Allow {
 		t.Errorf("a disabled hook decided: %+v", got)
 	}
+	if _, err := h.s.Start(allow, StartOptions{}); err == nil || !strings.Contains(err.Error(), "never by Start") {
+		t.Errorf("a hook started as a process: %v", err)
+	}
 	marker := filepath.Join(t.TempDir(), "ran")
 	changed := h.hook("changed", hostdef.EventPreCall, 0, `touch `+marker)
 	changed.Args[1] += "; true"

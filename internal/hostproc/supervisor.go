@@ -156,6 +156,9 @@ func (s *Supervisor) Start(def *hostdef.Definition, opts StartOptions) (Info, er
 	if err := def.Runnable(s.cfg.Home); err != nil {
 		return Info{}, err
 	}
+	if def.Kind == hostdef.KindHook {
+		return Info{}, fmt.Errorf("host process %s is a hook: hooks run at their event (PreCall, Notify), never by Start", def.Name)
+	}
 	if opts.Detached && !opts.Terminal {
 		return Info{}, fmt.Errorf("host process %s: only a terminal can start detached", def.Name)
 	}
