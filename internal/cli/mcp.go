@@ -20,7 +20,8 @@ func newMCPCmd(streams IO) *cobra.Command {
 and speaks JSON-RPC on its stdin and stdout. It serves the core tools (update_plan, list_dir,
 glob, grep, read_file, apply_patch, exec_command, git_status, git_diff, git_log, git_show,
 git_blame, undo_turn) and tool_search, which loads the deferred tools (sandbox_profile,
-audit_query). Commands run through the user helper (s-code-userhelper); one that needs a
+audit_query, code_mode). code_mode (Code Mode) runs one JavaScript program that batches the
+read-only tools; the configuration's code_mode = true sends it by default. Commands run through the user helper (s-code-userhelper); one that needs a
 person's approval is asked for through MCP elicitation, and never runs without it.
 
 The helper decides every command: it plans it (workspace, verdict, sandbox profile, mode),
@@ -39,11 +40,11 @@ stderr.`,
 			if err != nil {
 				return err
 			}
+			c, err := loadUserConfig()
+			if err != nil {
+				return usageError{err}
+			}
 			if format == "" {
-				c, err := loadUserConfig()
-				if err != nil {
-					return usageError{err}
-				}
 				format = c.EditFormat
 			}
 			f, err := tools.ParseEditFormat(format)
@@ -56,7 +57,7 @@ stderr.`,
 			if err != nil {
 				return err
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket})
+			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket, CodeMode: c.CodeMode})
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
 			}

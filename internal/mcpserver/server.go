@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 	"github.com/s-code-dev/s-code/internal/turns"
@@ -34,6 +35,11 @@ type Options struct {
 	Executor tools.Executor
 	// TurnsDir is the directory of turn records; empty means turns.StateDir().
 	TurnsDir string
+	// CodeMode sends code_mode in the default tool list (the configuration's code_mode key);
+	// false leaves it deferred, found through tool_search.
+	CodeMode bool
+	// CodeModeBudgets bound each code_mode program; zero fields take codemode.DefaultBudgets.
+	CodeModeBudgets codemode.Budgets
 }
 
 // Server is one MCP server over one workspace. Over stdio it serves one session.
@@ -88,6 +94,17 @@ func New(opts Options) (*Server, error) {
 		root.Close()
 		return nil, err
 	}
+	search := s.toolSearchTool()
+	given, direct := codeModeTools(s.registry, search)
+	runner, err := codemode.New(given, direct, opts.CodeModeBudgets)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	if err := s.registry.Register(codeModeTool(runner, !opts.CodeMode)); err != nil {
+		root.Close()
+		return nil, err
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "s-code", Title: "S-Code", Version: version.Version}, &mcp.ServerOptions{
 		Instructions: Instructions(format, opts.Mode),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -101,7 +118,7 @@ func New(opts Options) (*Server, error) {
 		s.addTool(t)
 	}
 	s.search = newIndex(deferred)
-	s.addToolSearch()
+	s.addToolSearch(search)
 	return s, nil
 }
 
@@ -155,6 +172,7 @@ func (s *Server) addTool(t tools.Tool) {
 		env := s.env
 		ap := &elicitApprover{session: req.Session, approvals: s.approvals, responses: req.Params.InputResponses, state: req.Params.RequestState}
 		env.Approver = ap
+		ctx = context.WithValue(ctx, notifierKey{}, req)
 		out, err := t.Call(ctx, &env, req.Params.Arguments)
 		var pending *tools.ApprovalPending
 		if errors.As(err, &pending) {
@@ -202,10 +220,11 @@ type ToolSearchResult struct {
 	Note  string          `json:"note"`
 }
 
-func (s *Server) addToolSearch() {
-	t := tools.Must(tools.Spec[ToolSearchInput, ToolSearchResult]{
+// toolSearchTool returns tool_search (read-only: it only adds tools to the session's list).
+func (s *Server) toolSearchTool() tools.Tool {
+	return tools.Must(tools.Spec[ToolSearchInput, ToolSearchResult]{
 		Name: "tool_search",
-		Description: "Find and load specialized tools that are not in the default list (for example the sandbox profile card and audit log queries). " +
+		Description: "Find and load specialized tools that are not in the default list (for example the sandbox profile card, audit log queries and code_mode, which batches read-only tool calls in one JavaScript program). " +
 			"Search by words (ranked over names, descriptions and parameter names) or load exact tools with select:NAME[,NAME]. " +
 			"The tools found are added to this session's tool list (notifications/tools/list_changed); call them by name afterwards.",
 		ReadOnly: true,
@@ -213,6 +232,9 @@ func (s *Server) addToolSearch() {
 			return s.toolSearch(in)
 		},
 	})
+}
+
+func (s *Server) addToolSearch(t tools.Tool) {
 	s.mcp.AddTool(mcpTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		out, err := t.Call(ctx, &s.env, req.Params.Arguments)
 		return toolResult(out, err)
