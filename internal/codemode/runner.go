@@ -49,6 +49,7 @@ var absentGlobals = []string{
 	"ArrayBuffer", "SharedArrayBuffer", "DataView", "Int8Array", "Uint8Array", "Uint8ClampedArray",
 	"Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array",
 	"BigInt64Array", "BigUint64Array", "WeakRef", "FinalizationRegistry",
+	"GoError", // goja's own error type: its objects carry the Go error value
 }
 
 // Call is one child call in the call log.
@@ -294,7 +295,7 @@ func (x *run) checkSizes() error {
 			if n := size(c.This.String(), c); n > limit {
 				x.stop(&tools.Error{Code: CodeMemory, Message: fmt.Sprintf(
 					"String.prototype.%s would make a string of %.0f bytes, over the memory budget's limit of %.0f bytes for one value", name, n, limit)})
-				panic(rt.NewGoError(x.stopped()))
+				x.throwStop()
 			}
 			return x.call(orig, c)
 		}
@@ -332,6 +333,13 @@ func (x *run) throw(name, code, msg string) {
 	panic(e)
 }
 
+// throwStop throws the error that stopped the program (the interrupt already set stops the
+// program at its next instruction, so a catch cannot go on).
+func (x *run) throwStop() {
+	err := x.stopped()
+	x.throw("BudgetError", err.Code, err.Message)
+}
+
 func (x *run) absent(name, msg string) func(goja.FunctionCall) goja.Value {
 	return func(goja.FunctionCall) goja.Value {
 		x.throw("DirectToolError", "direct_tool", msg)
@@ -345,13 +353,13 @@ func (x *run) absent(name, msg string) func(goja.FunctionCall) goja.Value {
 func (x *run) child(t tools.Tool) func(goja.FunctionCall) goja.Value {
 	return func(c goja.FunctionCall) goja.Value {
 		if err := x.stopped(); err != nil {
-			panic(x.rt.NewGoError(err))
+			x.throwStop()
 		}
 		b := x.r.budgets
 		if len(x.res.Calls) >= b.Calls {
 			x.stop(&tools.Error{Code: CodeCallBudget, Message: fmt.Sprintf(
 				"the program made %d child calls, its call budget, and asked for another (%s): batch fewer reads per program", b.Calls, t.Name())})
-			panic(x.rt.NewGoError(x.stopped()))
+			x.throwStop()
 		}
 		args := []byte("{}")
 		if a := c.Argument(0); !goja.IsUndefined(a) && !goja.IsNull(a) {
@@ -398,7 +406,7 @@ func (x *run) child(t tools.Tool) func(goja.FunctionCall) goja.Value {
 			x.stop(&tools.Error{Code: CodeBytesBudget, Message: fmt.Sprintf(
 				"child calls returned %d bytes, over the budget of %d bytes (call %d, %s): read less (ranges, max_results) or split the work",
 				x.res.ChildBytes, b.ChildBytes, call.Seq, t.Name())})
-			panic(x.rt.NewGoError(x.stopped()))
+			x.throwStop()
 		}
 		if te != nil {
 			x.throw("ToolError", te.Code, t.Name()+": "+te.Message)
