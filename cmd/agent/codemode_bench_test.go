@@ -12,23 +12,19 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/s-code-dev/s-code/internal/helperclient"
 )
 
 // BenchmarkCodeModeReads reads the same 50 files of a workspace through one real `s-code mcp`
 // process over stdio (the Go SDK client), alternately as 50 separate read_file calls and as one
 // code_mode call whose program makes the 50 reads, b.N times each; it reports the p50 wall
-// time of both and their ratio. code_mode is sent by default through the configuration
-// (code_mode = true), which this also exercises.
+// time of both and their ratio. Each code_mode call includes its durable audit record in a
+// real user helper. code_mode is sent by default through the configuration (code_mode = true),
+// which this also exercises.
 func BenchmarkCodeModeReads(b *testing.B) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		b.Skipf("go tool not found: %v", err)
-	}
+	sc, sock, _ := benchHelper(b)
 	dir := b.TempDir()
-	sc := filepath.Join(dir, "s-code")
-	if out, err := exec.Command(goTool, "build", "-o", sc, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
 	ws := filepath.Join(dir, "ws")
 	cfg := filepath.Join(dir, "config")
 	os.MkdirAll(filepath.Join(cfg, "s-code"), 0o755)
@@ -41,7 +37,7 @@ func BenchmarkCodeModeReads(b *testing.B) {
 		paths = append(paths, p)
 	}
 	cmd := exec.Command(sc, "mcp", "--workspace", ws, "--mode", "accept-edits")
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "XDG_STATE_HOME="+b.TempDir())
+	cmd.Env = append(os.Environ(), helperclient.UserSocketEnv+"="+sock, "XDG_CONFIG_HOME="+cfg, "XDG_STATE_HOME="+b.TempDir())
 	cmd.Stderr = os.Stderr
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -72,10 +68,14 @@ func BenchmarkCodeModeReads(b *testing.B) {
 		var out struct {
 			Value []string `json:"value"`
 			Calls []any    `json:"calls"`
+			Audit struct {
+				RequestID string `json:"request_id"`
+				Error     string `json:"error"`
+			} `json:"audit"`
 		}
 		json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out)
-		if len(out.Value) != 50 || len(out.Calls) != 50 {
-			b.Fatalf("code_mode: %d values, %d calls", len(out.Value), len(out.Calls))
+		if len(out.Value) != 50 || len(out.Calls) != 50 || out.Audit.RequestID == "" {
+			b.Fatalf("code_mode: %d values, %d calls, audit %+v", len(out.Value), len(out.Calls), out.Audit)
 		}
 		return d
 	}

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/tools"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 )
 
 // CodeModeInput is code_mode's arguments.
@@ -48,34 +51,80 @@ func codeModeTools(reg *tools.Registry, search tools.Tool) (given []tools.Tool, 
 	return append(given, search), direct
 }
 
+// CodeModeOutput is code_mode's answer: the program's result and where its audit record went.
+type CodeModeOutput struct {
+	codemode.Result
+	Audit CodeModeAudit `json:"audit"`
+}
+
+// CodeModeAudit says whether the user helper wrote the program's code_mode audit record.
+type CodeModeAudit struct {
+	RequestID string `json:"request_id,omitempty"` // the record's request id (audit_query)
+	Error     string `json:"error,omitempty"`      // why no record was written
+}
+
+// AuditFunc writes a code_mode audit record (helperv1.Helper's RecordCodeMode).
+type AuditFunc func(ctx context.Context, r *helperv1.CodeModeRecord) (*helperv1.CodeModeRecorded, error)
+
+// auditRecord returns the record of a program: its text, call log, sizes and error.
+func auditRecord(workspace, code string, res *codemode.Result, runErr error) *helperv1.CodeModeRecord {
+	r := &helperv1.CodeModeRecord{Workspace: workspace, Program: code, ChildBytes: res.ChildBytes, ResultBytes: int64(len(res.Value)),
+		Duration: durationpb.New(time.Duration(res.DurationMS * float64(time.Millisecond)))}
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	for _, c := range res.Calls {
+		r.Calls = append(r.Calls, &helperv1.ChildCall{Seq: uint32(c.Seq), Tool: c.Tool, Arguments: string(c.Arguments), Ok: c.OK, Error: c.Error,
+			Bytes: int64(c.Bytes), Duration: durationpb.New(time.Duration(c.DurationMS * float64(time.Millisecond)))})
+	}
+	return r
+}
+
 // notifierKey carries the MCP request of a tool call to code_mode's Call.
 type notifierKey struct{}
 
 // codeModeTool returns the code_mode tool over runner; deferred unless the configuration sends
 // it by default.
-func codeModeTool(runner *codemode.Runner, deferred bool) tools.Tool {
-	return tools.Must(tools.Spec[CodeModeInput, *codemode.Result]{
+//
+// After each program, record sends its code_mode audit record to the user helper; a record
+// that cannot be written is said in the answer's audit.error (the reads were read-only and are
+// done; the result is not withheld) and, for a stopped program, in the error's detail.
+func codeModeTool(runner *codemode.Runner, deferred bool, record AuditFunc) tools.Tool {
+	return tools.Must(tools.Spec[CodeModeInput, *CodeModeOutput]{
 		Name:        "code_mode",
 		Description: codeModeDescription,
 		Summary:     "Code Mode: batch read-only tool calls (read files, grep, git) in one JavaScript program",
 		ReadOnly:    true,
 		Deferred:    deferred,
-		Call: func(ctx context.Context, env *tools.Env, in CodeModeInput) (*codemode.Result, error) {
+		Call: func(ctx context.Context, env *tools.Env, in CodeModeInput) (*CodeModeOutput, error) {
 			if strings.TrimSpace(in.Code) == "" {
 				return nil, &tools.Error{Code: "invalid_arguments", Message: "code is empty: send the body of a function that returns a result"}
 			}
 			req, _ := ctx.Value(notifierKey{}).(*mcp.CallToolRequest)
 			res, err := runner.Run(ctx, env, in.Code, progress(ctx, req))
+			out := &CodeModeOutput{Result: *res}
+			ws := ""
+			if env.Root != nil {
+				ws = env.Root.Path()
+			}
+			// The record is written even when the client cancelled the call.
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if rec, aerr := record(actx, auditRecord(ws, in.Code, res, err)); aerr != nil {
+				out.Audit.Error = "the user helper did not write the code_mode audit record: " + aerr.Error()
+			} else {
+				out.Audit.RequestID = rec.GetRequestId()
+			}
 			if err != nil {
 				var te *tools.Error
 				if !errors.As(err, &te) {
 					te = &tools.Error{Code: codemode.CodeProgram, Message: err.Error()}
 				}
 				c := *te
-				c.Detail = res // the call log so far: what ran before the program stopped
+				c.Detail = out // the call log so far: what ran before the program stopped
 				return nil, &c
 			}
-			return res, nil
+			return out, nil
 		},
 	})
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/permission"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 )
 
 func TestCodeModeIsDeferredAndGiven(t *testing.T) {
@@ -140,4 +142,44 @@ func mapOf(t *testing.T, v any) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+func TestCodeModeAuditRecord(t *testing.T) {
+	var mu sync.Mutex
+	var got []*helperv1.CodeModeRecord
+	fail := false
+	record := func(_ context.Context, r *helperv1.CodeModeRecord) (*helperv1.CodeModeRecorded, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return nil, errors.New("helper gone (test)")
+		}
+		got = append(got, r)
+		return &helperv1.CodeModeRecorded{RequestId: fmt.Sprintf("cm-%d", len(got)), Seq: uint64(len(got))}, nil
+	}
+	s := startWith(t, nil, Options{Mode: permission.AcceptEdits, CodeMode: true, CodeModeAudit: record, CodeModeBudgets: codemode.Budgets{Calls: 2}})
+	code := `return [tools.read_file({path: "a.txt"}).revision.length, tools.grep({pattern: "hello"}).matches.length]`
+	res, m := s.call(t, "code_mode", map[string]any{"code": code})
+	if res.IsError || m["audit"].(map[string]any)["request_id"] != "cm-1" {
+		t.Fatalf("answer %v", m)
+	}
+	r := got[0]
+	if r.GetProgram() != code || r.GetWorkspace() != s.srv.root.Path() || len(r.GetCalls()) != 2 || r.GetError() != "" ||
+		r.GetCalls()[0].GetTool() != "read_file" || r.GetCalls()[0].GetArguments() != `{"path":"a.txt"}` || !r.GetCalls()[1].GetOk() ||
+		r.GetResultBytes() != int64(len(`[16,1]`)) || r.GetChildBytes() == 0 {
+		t.Fatalf("record %v", r)
+	}
+	// A stopped program is recorded with its error.
+	res, m = s.call(t, "code_mode", map[string]any{"code": `for (;;) tools.read_file({path: "a.txt"})`})
+	if !res.IsError || len(got) != 2 || !strings.HasPrefix(got[1].GetError(), codemode.CodeCallBudget+": ") || len(got[1].GetCalls()) != 2 {
+		t.Fatalf("stopped program: %v, record %v", m, got[1:])
+	}
+	// A record that cannot be written is said in the answer.
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	res, m = s.call(t, "code_mode", map[string]any{"code": `return 1`})
+	if res.IsError || !strings.Contains(m["audit"].(map[string]any)["error"].(string), "helper gone") {
+		t.Fatalf("unrecorded: %v", m)
+	}
 }

@@ -40,6 +40,9 @@ type Options struct {
 	CodeMode bool
 	// CodeModeBudgets bound each code_mode program; zero fields take codemode.DefaultBudgets.
 	CodeModeBudgets codemode.Budgets
+	// CodeModeAudit writes code_mode's audit records; nil means the user helper at Socket
+	// (its RecordCodeMode RPC, on the connection exec_command uses).
+	CodeModeAudit AuditFunc
 }
 
 // Server is one MCP server over one workspace. Over stdio it serves one session.
@@ -84,10 +87,14 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.env = tools.Env{Root: root, Turns: turns.Open(base, root.Path()), Session: &tools.Session{}, Mode: opts.Mode, Home: home}
+	s.exec = &helperExec{socket: opts.Socket}
 	s.env.Exec = opts.Executor
 	if s.env.Exec == nil {
-		s.exec = &helperExec{socket: opts.Socket}
 		s.env.Exec = s.exec
+	}
+	record := opts.CodeModeAudit
+	if record == nil {
+		record = s.exec.recordCodeMode
 	}
 	all := append(tools.Core(format), tools.Deferred()...)
 	if s.registry, err = tools.NewRegistry(all...); err != nil {
@@ -101,7 +108,7 @@ func New(opts Options) (*Server, error) {
 		root.Close()
 		return nil, err
 	}
-	if err := s.registry.Register(codeModeTool(runner, !opts.CodeMode)); err != nil {
+	if err := s.registry.Register(codeModeTool(runner, !opts.CodeMode, record)); err != nil {
 		root.Close()
 		return nil, err
 	}
@@ -124,9 +131,7 @@ func New(opts Options) (*Server, error) {
 
 // Close releases the workspace handle and the helper connection.
 func (s *Server) Close() error {
-	if s.exec != nil {
-		s.exec.close()
-	}
+	s.exec.close()
 	return s.root.Close()
 }
 

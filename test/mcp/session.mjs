@@ -123,6 +123,11 @@ check(v.files.includes("main.txt") && v.text === "     1\thello, world\n" && v.h
 check(v.refused.includes("call the exec_command tool directly") && !existsSync(join(workspace, "codemode.txt")), "exec_command from JavaScript names the direct tool", v);
 const log = cm.structuredContent.calls;
 check(log.map((c) => c.tool).join(",") === "glob,read_file,grep,git_status" && log.every((c, i) => c.seq === i + 1 && c.ok && c.bytes > 0), "code_mode's call log", log);
+check(cm.structuredContent.audit.request_id, "code_mode's audit record was written by the helper", cm.structuredContent.audit);
+r = await call("audit_query", { request_id: cm.structuredContent.audit.request_id });
+const rec = r.out.records[0];
+check(rec?.kind === "code_mode" && rec.command.includes("tools.glob") && rec.child_calls.map((c) => c.tool).join(",") === log.map((c) => c.tool).join(","),
+  "the audit log holds the program and its call log", r);
 check(progress.length === log.length && progress.every((p, i) => p.progress === i + 1 && p.message.startsWith(`#${i + 1} ${log[i].tool} `)),
   "a progress notification per child call, in order", progress);
 
