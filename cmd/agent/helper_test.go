@@ -39,13 +39,7 @@ func userhelperMain() int {
 // scripts finds it next to its executable and runs every command through it. Only the test
 // binary links the launcher.
 func sandboxMain() int {
-	err := launch.Run(os.Args[1:], os.Stderr)
-	fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-	var ee *launch.ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return launch.ExitCannotRun
+	return launch.ExitStatus(launch.Run(os.Args[1:], os.Stderr), os.Stderr)
 }
 
 // roothelperMain is s-code-roothelper inside the test binary.
@@ -83,6 +77,27 @@ func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// cmdDeafSock listens on a Unix socket and closes every connection it accepts without a
+// word, as a socket unit whose service fails to start does: `deafsock PATH`. The listener
+// lasts until the script ends.
+func cmdDeafSock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: deafsock PATH")
+	}
+	l, err := net.Listen("unix", ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 }
 
 // cmdWaitFile waits up to 10 seconds until a file exists: `waitfile PATH`.

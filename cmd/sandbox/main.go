@@ -15,8 +15,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/s-code-dev/s-code/internal/sandbox/launch"
@@ -28,13 +26,7 @@ func main() {
 
 // run confines the process and execs the command; it returns only on failure, with the
 // exit status: 126 when the command cannot be confined or run, 127 when it is not found,
-// 2 for usage errors.
+// 2 for usage errors; 0 after -h or --help.
 func run(args []string) int {
-	err := launch.Run(args, os.Stderr)
-	fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-	var ee *launch.ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return launch.ExitCannotRun
+	return launch.ExitStatus(launch.Run(args, os.Stderr), os.Stderr)
 }

@@ -244,6 +244,7 @@ func (s *Server) recordExit(ctx context.Context, x *execution, r execrun.Result,
 	case r.Canceled:
 		rec.Reason = "killed: the helper is stopping"
 	}
+	ev.Reason = rec.Reason
 	s.audit(context.WithoutCancel(ctx), &rec, false)
 	return ev
 }

@@ -18,7 +18,23 @@ const (
 	ExitNotFound = 127
 	// ExitUsage means the launcher was called with bad arguments.
 	ExitUsage = 2
+	// ExitOK is the status after -h or --help, which print the usage and run nothing.
+	ExitOK = 0
 )
+
+// ExitStatus returns the exit status the launcher process ends with after Run returned err,
+// printing err to stderr as "s-code-sandbox: err" unless it is the -h/--help request.
+func ExitStatus(err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", sandbox.LauncherName, err)
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitCannotRun
+}
 
 // ErrUnsupported means this operating system has no sandbox launcher.
 var ErrUnsupported = errors.New("sandbox launcher: not supported on this operating system")
@@ -51,7 +67,14 @@ func Run(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	profileJSON := fs.String("profile-json", "", "the sandbox profile as JSON")
 	profileFile := fs.String("profile", "", "a file holding the sandbox profile as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s --profile-json JSON | --profile FILE -- COMMAND [ARG...]\n", sandbox.LauncherName)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &ExitError{ExitOK, err} // -h, --help: the usage is printed; not an error
+		}
 		return &ExitError{ExitUsage, err}
 	}
 	argv := fs.Args()
