@@ -2,11 +2,13 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/mcpserver"
 	"github.com/s-code-dev/s-code/internal/tools"
 )
@@ -57,14 +59,30 @@ stderr.`,
 			if err != nil {
 				return err
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket, CodeMode: c.CodeMode})
+			// A Code Mode program stuck in a native built-in past its budget cannot be stopped
+			// but by the end of the process: the session ends (main exits) with the reason.
+			stuck := make(chan error, 1)
+			budgets := codemode.Budgets{OnStuck: func(err error) {
+				select {
+				case stuck <- err:
+				default:
+				}
+			}}
+			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket, CodeMode: c.CodeMode, CodeModeBudgets: budgets})
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
 			defer srv.Close()
 			t := &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}}
-			if err := srv.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) && cmd.Context().Err() == nil {
-				return &ExitError{Code: ExitFailure, Err: err}
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(cmd.Context(), t) }()
+			select {
+			case err := <-stuck:
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("ending the session: %w", err)}
+			case err := <-done:
+				if err != nil && !errors.Is(err, io.EOF) && cmd.Context().Err() == nil {
+					return &ExitError{Code: ExitFailure, Err: err}
+				}
 			}
 			return nil
 		},

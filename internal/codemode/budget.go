@@ -22,7 +22,16 @@ type Budgets struct {
 	// bytes (default 256 MiB), and the largest string or array one built-in call may make
 	// (Memory/4). See the package's Memory budget note in runner.go for what it holds.
 	Memory int64
+	// OnStuck, when set, is called once (from another goroutine) when a program stopped by a
+	// budget has not returned StuckGrace later: it is inside a native built-in that the engine
+	// cannot interrupt (a loop over a huge sparse array, a deeply nested JSON.stringify), still
+	// using CPU and memory. Nothing can stop that goroutine but the end of the process, so the
+	// caller should end it (s-code mcp ends the session). Nil: the goroutine runs on.
+	OnStuck func(error)
 }
+
+// StuckGrace is how long a stopped program may take to return before OnStuck is called.
+const StuckGrace = time.Second
 
 // DefaultBudgets are the budgets of issue 15.
 var DefaultBudgets = Budgets{Time: 30 * time.Second, Calls: 200, ChildBytes: 16 << 20, ResultBytes: 1 << 20, Memory: 256 << 20}

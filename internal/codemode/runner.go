@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/metrics"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
 	"github.com/s-code-dev/s-code/internal/tools"
@@ -35,12 +37,29 @@ import (
 // single step between two samples can overshoot the budget by what that step allocates (at most
 // one doubling of the largest value the program holds). A native built-in is not interrupted
 // while it runs: the time budget holds between instructions, and child calls see their context
-// cancelled.
+// cancelled. The one built-in that can run without bound on a small input, a backtracking
+// regular expression (goja uses regexp2 for backreferences and lookaround; other patterns run
+// on Go's linear-time regexp), gives up after maxMatch: goja then reads it as no match, and
+// the interrupt stops the program at its next instruction if the time budget has passed.
+// Other natives can still run long in one call (a loop over a huge sparse array, JSON.stringify
+// of a value nested tens of thousands deep is quadratic in goja); a program stopped by a
+// budget that has not returned StuckGrace later is reported to Budgets.OnStuck, whose caller
+// ends the process (nothing else can stop a goroutine).
 const (
 	samplePeriod = 5 * time.Millisecond
 	maxCallStack = 2048
 	maxArgsShown = 4096 // bytes of a child call's arguments kept in the call log
+	maxMatch     = time.Second
 )
+
+// boundMatches sets regexp2's match timeout, read when goja compiles a pattern, to maxMatch,
+// unless someone in the process already set one. It is process-wide: regexp2 has no other knob
+// goja passes on, and only goja uses regexp2 here.
+var boundMatches = sync.OnceFunc(func() {
+	if regexp2.DefaultMatchTimeout == time.Duration(math.MaxInt64) {
+		regexp2.DefaultMatchTimeout = maxMatch
+	}
+})
 
 // absentGlobals are the bindings of goja's standard library Code Mode does not give: buffers
 // that allocate a size given by the program in one step, and weak references (which expose the
@@ -93,6 +112,7 @@ func New(given []tools.Tool, direct []string, b Budgets) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	boundMatches()
 	r := &Runner{tools: map[string]tools.Tool{}, direct: map[string]string{}, budgets: b}
 	for _, t := range given {
 		if t == nil || !t.ReadOnly() {
@@ -198,15 +218,16 @@ type run struct {
 	parse, stringify goja.Callable
 	errorCtor        goja.Constructor
 
-	mu      sync.Mutex // guards stopErr
-	stopErr *tools.Error
+	mu        sync.Mutex // guards stopErr and stopped
+	stopErr   *tools.Error
+	stoppedAt time.Time
 }
 
 // stop records err (the first one wins) and interrupts the engine; safe from any goroutine.
 func (x *run) stop(err *tools.Error) {
 	x.mu.Lock()
 	if x.stopErr == nil {
-		x.stopErr = err
+		x.stopErr, x.stoppedAt = err, time.Now()
 	}
 	x.mu.Unlock()
 	x.rt.Interrupt(err)
@@ -485,7 +506,10 @@ func (x *run) sampleMemory() func() {
 				return
 			case <-t.C:
 			}
-			if heapObjects() <= limit {
+			if x.stuck() {
+				return
+			}
+			if x.stopped() != nil || heapObjects() <= limit {
 				continue
 			}
 			runtime.GC() // garbage is not the program's memory: confirm with live objects
@@ -493,11 +517,25 @@ func (x *run) sampleMemory() func() {
 				x.stop(&tools.Error{Code: CodeMemory, Message: fmt.Sprintf(
 					"the program's memory grew by %d MiB, over the memory budget of %d MiB, and was stopped: build smaller strings and arrays",
 					(h-base)>>20, x.r.budgets.Memory>>20)})
-				return
 			}
 		}
 	}()
 	return func() { close(stop); wg.Wait() }
+}
+
+// stuck reports whether the program was stopped more than StuckGrace ago and has not
+// returned; it then calls OnStuck once.
+func (x *run) stuck() bool {
+	x.mu.Lock()
+	err, at := x.stopErr, x.stoppedAt
+	x.mu.Unlock()
+	if err == nil || time.Since(at) < StuckGrace {
+		return false
+	}
+	if f := x.r.budgets.OnStuck; f != nil {
+		f(fmt.Errorf("a Code Mode program stopped by its budget (%s) has not returned after %s: it is inside a native built-in the engine cannot interrupt", err.Code, StuckGrace))
+	}
+	return true
 }
 
 // heapObjects returns the bytes of heap objects, live and not yet swept.

@@ -217,6 +217,8 @@ func TestTimeBudgetStopsLoops(t *testing.T) {
 		"for":          `for (;;) {}`,
 		"catch-all":    `for (;;) { try { for (;;) {} } catch (e) {} finally { continue; } }`,
 		"busy-strings": `let s = ""; for (;;) { s = String(Math.random()); }`,
+		// A backtracking regular expression (regexp2) runs in one native call.
+		"backtracking": `for (;;) { /^(a+)+\1$/.test("a".repeat(40) + "b"); }`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t0 := time.Now()
@@ -399,5 +401,32 @@ func TestNoReachBeyondTools(t *testing.T) {
 		if err == nil || err.Code != CodeProgram || len(res.Calls) != 0 {
 			t.Fatalf("%s: %s %v", code, res.Value, err)
 		}
+	}
+}
+
+func TestStuckNativeIsReported(t *testing.T) {
+	f := newFixture(t, nil)
+	stuck := make(chan error, 1)
+	b := Budgets{Time: 200 * time.Millisecond, OnStuck: func(err error) { stuck <- err }}
+	done := make(chan *tools.Error, 1)
+	t0 := time.Now()
+	go func() {
+		// goja's JSON.stringify checks for cycles by a linear scan of the nesting: quadratic,
+		// and one native call the interrupt cannot enter.
+		_, err := f.run(t, b, `let a = []; for (let i = 0; i < 25000; i++) a = [a]; return JSON.stringify(a).length`)
+		done <- err
+	}()
+	select {
+	case err := <-stuck:
+		if el := time.Since(t0); el > StuckGrace+3*time.Second || !strings.Contains(err.Error(), CodeTimeBudget) {
+			t.Fatalf("OnStuck after %s: %v", el, err)
+		}
+	case err := <-done:
+		t.Skipf("the program returned before it was stuck (%v): this machine is fast enough that the case proves nothing", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("OnStuck was not called")
+	}
+	if err := <-done; err == nil || err.Code != CodeTimeBudget {
+		t.Fatalf("the stuck program ended with %v", err)
 	}
 }
