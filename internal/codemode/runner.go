@@ -26,8 +26,10 @@ import (
 //     Budgets.ChildBytes, so a program cannot pull the workspace into memory.
 //   - The built-ins that make a string or buffer of a size given by an argument in one step are
 //     checked before they allocate: String.prototype.repeat, padStart and padEnd refuse a result
-//     over Budgets.Memory/4 bytes; ArrayBuffer, SharedArrayBuffer, DataView and the typed arrays
-//     are not given at all. The call stack is limited (maxCallStack frames).
+//     over Budgets.Memory/4 bytes; the Array methods that loop natively over this.length, and
+//     Array.from, refuse a length over Budgets.Memory/64 elements (arrayLoops); ArrayBuffer,
+//     SharedArrayBuffer, DataView and the typed arrays are not given at all. The call stack is
+//     limited (maxCallStack frames).
 //   - Growth step by step (s += s, arrays pushed in a loop, join, JSON.stringify) is sampled: every
 //     samplePeriod the process's heap (runtime/metrics /memory/classes/heap/objects:bytes) is
 //     compared with its size when the program started; past Budgets.Memory a garbage collection
@@ -331,7 +333,59 @@ func (x *run) checkSizes() error {
 	if err := wrap("padStart", pad); err != nil {
 		return err
 	}
-	return wrap("padEnd", pad)
+	if err := wrap("padEnd", pad); err != nil {
+		return err
+	}
+	return x.checkLengths()
+}
+
+// arrayLoops are the Array.prototype methods that loop natively over this.length (holes
+// included) or make an array of it: on a sparse array of length 1e9 each is one long native
+// call, so each refuses a length over Budgets.Memory/64 elements first.
+var arrayLoops = []string{
+	"at", "concat", "copyWithin", "entries", "every", "fill", "filter", "find", "findIndex", "findLast", "findLastIndex",
+	"flat", "flatMap", "forEach", "includes", "indexOf", "join", "keys", "lastIndexOf", "map", "reduce", "reduceRight",
+	"reverse", "slice", "some", "sort", "splice", "toLocaleString", "toReversed", "toSorted", "toSpliced", "toString", "values", "with",
+}
+
+// checkLengths wraps arrayLoops and Array.from (whose array-like argument's length is checked).
+func (x *run) checkLengths() error {
+	rt := x.rt
+	limit := float64(x.r.budgets.Memory / 64)
+	tooLong := func(what string, v goja.Value) {
+		if v == nil || goja.IsUndefined(v) || goja.IsNull(v) {
+			return
+		}
+		o, ok := v.(*goja.Object)
+		if !ok {
+			return
+		}
+		if n := o.Get("length"); n != nil && n.ToFloat() > limit {
+			x.stop(&tools.Error{Code: CodeMemory, Message: fmt.Sprintf(
+				"%s over an array of length %.0f, over the memory budget's limit of %.0f elements", what, n.ToFloat(), limit)})
+			x.throwStop()
+		}
+	}
+	arrayCtor := rt.GlobalObject().Get("Array").ToObject(rt)
+	proto := arrayCtor.Get("prototype").ToObject(rt)
+	replace := func(obj *goja.Object, name, what string, arg func(c goja.FunctionCall) goja.Value) error {
+		orig, ok := goja.AssertFunction(obj.Get(name))
+		if !ok {
+			return nil // not in this engine's version
+		}
+		fn := rt.ToValue(func(c goja.FunctionCall) goja.Value {
+			tooLong(what, arg(c))
+			return x.call(orig, c)
+		}).ToObject(rt)
+		_ = fn.DefineDataProperty("name", rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		return obj.DefineDataProperty(name, fn, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	for _, name := range arrayLoops {
+		if err := replace(proto, name, "Array.prototype."+name, func(c goja.FunctionCall) goja.Value { return c.This }); err != nil {
+			return err
+		}
+	}
+	return replace(arrayCtor, "from", "Array.from", func(c goja.FunctionCall) goja.Value { return c.Argument(0) })
 }
 
 // call calls fn with c's this and arguments, rethrowing its exception.

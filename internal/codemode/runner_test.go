@@ -318,6 +318,11 @@ func TestMemoryBudget(t *testing.T) {
 		"padStart": `return "x".padStart(1e9).length`,
 		"doubling": `let s = "xxxxxxxx"; for (;;) { s = s + s; } `,
 		"array":    `const a = []; for (;;) { a.push({n: a.length, s: "v" + a.length}); }`,
+		"sparse":   `const a = []; a[1e9] = 1; return a.indexOf(2)`,
+		"fill":     `return new Array(1e9).fill(0).length`,
+		"join":     `const a = []; a.length = 1e9; return a.join("ab").length`,
+		"from":     `return Array.from({length: 1e9}).length`,
+		"call":     `return Array.prototype.map.call({length: 1e9}, x => x).length`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := f.run(t, Budgets{Memory: 64 << 20, Time: 20 * time.Second}, code)
@@ -326,9 +331,9 @@ func TestMemoryBudget(t *testing.T) {
 			}
 		})
 	}
-	res, err := f.run(t, Budgets{Memory: 64 << 20}, `return "ab".repeat(1000).length`)
-	if err != nil || string(res.Value) != "2000" {
-		t.Fatalf("a small repeat: %s %v", res.Value, err)
+	res, err := f.run(t, Budgets{Memory: 64 << 20}, `return ["ab".repeat(1000).length, [3, 1, 2].sort().join(""), Array.from({length: 3}, (_, i) => i).map(String).join(","), [1, 2, 3].indexOf(3)]`)
+	if err != nil || string(res.Value) != `[2000,"123","0,1,2",2]` {
+		t.Fatalf("small strings and arrays: %s %v", res.Value, err)
 	}
 }
 
