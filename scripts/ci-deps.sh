@@ -20,6 +20,7 @@ if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
 fi
-# cmd/agent testdata/script/mcp_clients.txtar: the pinned MCP clients (the official TypeScript
-# SDK and the MCP Inspector CLI), from test/mcp/package-lock.json.
+# cmd/agent testdata/script/mcp_clients.txtar and internal/mcpserver TestConformance: the
+# pinned MCP clients (the official TypeScript SDK, the MCP Inspector CLI), the conformance
+# suite and the Node 22 it needs, from test/mcp/package-lock.json.
 (cd "$(dirname "$0")/../test/mcp" && npm ci --no-audit --no-fund --loglevel=error)

@@ -368,3 +368,59 @@ func BenchmarkToolsListSize(b *testing.B) {
 	b.ReportMetric(float64(all), "with-deferred-bytes")
 	b.ReportMetric(0, "ns/op")
 }
+
+// TestProtocol20250618 speaks raw JSON-RPC at protocol version 2025-06-18: the version is
+// negotiated, and an approval travels as an elicitation/create request from the server
+// (before 2026-07-28 there are no multi round-trip results) that the client answers.
+func TestProtocol20250618(t *testing.T) {
+	ws := t.TempDir()
+	rec := &recordingExec{}
+	srv, err := New(Options{Workspace: ws, Mode: permission.AcceptEdits, EditFormat: tools.EditLines, Executor: rec, TurnsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cr, sw := io.Pipe() // server -> client
+	sr, cw := io.Pipe() // client -> server
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go srv.Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw})
+	dec := json.NewDecoder(cr)
+	send := func(v string) {
+		if _, err := io.WriteString(cw, v+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recv := func() map[string]any {
+		var m map[string]any
+		done := make(chan error, 1)
+		go func() { done <- dec.Decode(&m) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no message from the server")
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := recv(); m["result"].(map[string]any)["protocolVersion"] != "2025-06-18" {
+		t.Fatalf("initialize: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec_command","arguments":{"command":"touch x.txt"}}}`)
+	m := recv()
+	if m["method"] != "elicitation/create" || !strings.Contains(m["params"].(map[string]any)["message"].(string), "touch x.txt") {
+		t.Fatalf("want an elicitation/create request, got %v", m)
+	}
+	send(`{"jsonrpc":"2.0","id":` + string(mustJSON(m["id"])) + `,"result":{"action":"accept"}}`)
+	m = recv()
+	text := m["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string)
+	if !strings.Contains(text, `"ran":true`) || strings.Join(rec.commands(), "|") != "touch x.txt" {
+		t.Fatalf("after accept: %s (ran %v)", text, rec.commands())
+	}
+}
+
+func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }

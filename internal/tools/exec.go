@@ -373,19 +373,6 @@ func notApprovedMessage(a Answer, what, nothing string) string {
 	return "nobody could approve " + what + "; " + nothing
 }
 
-func ruleIDs(v safety.Verdict, network bool) []string {
-	var out []string
-	for _, f := range v.Findings {
-		if f.Decision != safety.Allow {
-			out = append(out, f.Rule)
-		}
-	}
-	if network {
-		out = append(out, "network.requested")
-	}
-	return out
-}
-
 func firstFinding(v safety.Verdict, d safety.Decision) (string, string) {
 	for _, f := range v.Findings {
 		if f.Decision == d {

@@ -78,6 +78,11 @@ func TestRegistryRefusesDuplicates(t *testing.T) {
 	if err := r.Register(readFileTool); !errors.Is(err, ErrDuplicate) {
 		t.Fatalf("second read_file: %v, want ErrDuplicate", err)
 	}
+	other := Must(Spec[ReadFileInput, ReadFileResult]{Name: "read_file", Description: "replacement", ReadOnly: true, Call: ReadFile})
+	r.Override(other)
+	if got, _ := r.Lookup("read_file"); got.Description() != "replacement" {
+		t.Fatal("Override did not replace read_file")
+	}
 	if _, err := NewRegistry(readFileTool, readFileTool); !errors.Is(err, ErrDuplicate) {
 		t.Fatalf("NewRegistry with a duplicate: %v", err)
 	}
