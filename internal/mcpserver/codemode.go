@@ -20,7 +20,7 @@ type CodeModeInput struct {
 	Code string `json:"code" jsonschema:"JavaScript: the body of a function that calls tools.NAME({...}) synchronously and returns JSON-able data"`
 }
 
-// codeModeDescription is what the model is shown about code_mode.
+// codeModeDescription is what the model is shown about code_mode (a format of the budgets).
 const codeModeDescription = "Code Mode: run one JavaScript program that batches read-only tool calls and returns a result, " +
 	"instead of one model round trip per read. The program is the body of a function; `return` its result (JSON). " +
 	"It is given exactly the read-only tools as synchronous functions of a `tools` object, with the same arguments and results " +
@@ -28,7 +28,7 @@ const codeModeDescription = "Code Mode: run one JavaScript program that batches 
 	"tools.git_status({}), tools.git_diff({}), tools.git_log({}), tools.git_show({}), tools.git_blame({path}), tools.tool_search({query}). " +
 	"A failed child call throws an Error with code and message. There is no require, import, file system, network, process, " +
 	"environment or timer; edits, commands and approvals stay with the direct tools (apply_patch, exec_command, undo_turn, update_plan). " +
-	"Budgets: 30 s, 200 child calls, 16 MiB of child results, 1 MiB of result, 256 MiB of memory. " +
+	"Budgets: %s, %d child calls, %d MiB of child results, %d KiB of result, %d MiB of memory. " +
 	"The answer is the returned value and the call log (seq, tool, arguments, ok, bytes, duration_ms of each child call); " +
 	"each child call is also sent as a progress notification as it happens."
 
@@ -90,9 +90,10 @@ type notifierKey struct{}
 // that cannot be written is said in the answer's audit.error (the reads were read-only and are
 // done; the result is not withheld) and, for a stopped program, in the error's detail.
 func codeModeTool(runner *codemode.Runner, deferred bool, record AuditFunc) tools.Tool {
+	b := runner.Budgets()
 	return tools.Must(tools.Spec[CodeModeInput, *CodeModeOutput]{
 		Name:        "code_mode",
-		Description: codeModeDescription,
+		Description: fmt.Sprintf(codeModeDescription, b.Time, b.Calls, b.ChildBytes>>20, b.ResultBytes>>10, b.Memory>>20),
 		Summary:     "Code Mode: batch read-only tool calls (read files, grep, git) in one JavaScript program",
 		ReadOnly:    true,
 		Deferred:    deferred,
