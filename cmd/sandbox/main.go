@@ -27,11 +27,13 @@ func main() {
 }
 
 // run confines the process and execs the command; it returns only on failure, with the
-// exit status: 126 when the command cannot be confined or run, 127 when it is not found,
+// exit status (the command's own when the launcher ran it as its init): 126 when the command cannot be confined or run, 127 when it is not found,
 // 2 for usage errors.
 func run(args []string) int {
 	err := launch.Run(args, os.Stderr)
-	fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
+	if !errors.Is(err, launch.ErrCommandExited) {
+		fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
+	}
 	var ee *launch.ExitError
 	if errors.As(err, &ee) {
 		return ee.Code

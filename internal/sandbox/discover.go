@@ -57,6 +57,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
 	h.MountNamespace = MountNamespaceUsable() == nil
+	h.PIDNamespace = PIDNamespaceUsable() == nil
 	return h, nil
 }
 

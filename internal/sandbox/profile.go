@@ -60,6 +60,13 @@ type Profile struct {
 	// AllowUnconfined reports whether a person approved running the command although the
 	// kernel cannot confine its file access (no Landlock). Without it the launcher refuses.
 	AllowUnconfined bool `json:"allow_unconfined,omitempty"`
+	// PIDNamespace reports whether the launcher runs as the init (pid 1) of a new PID
+	// namespace (pid_namespaces(7)), so that no process of the command outlives it: when the
+	// command's first process ends, the launcher kills the rest, and when the launcher ends
+	// (or is killed), the kernel kills every process left in the namespace. Command starts
+	// the launcher so (see LauncherSysProcAttr); a launcher asked for it that is not pid 1
+	// refuses to run the command.
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
 }
 
 // The values of Profile.Protection.
@@ -124,6 +131,9 @@ type Host struct {
 	// MountNamespace reports whether the launcher can get a private mount namespace here
 	// (see MountNamespaceUsable); it picks the profile's Protection.
 	MountNamespace bool
+	// PIDNamespace reports whether the launcher can be started as the init of a new PID
+	// namespace here (see PIDNamespaceUsable); it sets the profile's PIDNamespace.
+	PIDNamespace bool
 }
 
 // Errors returned by NewProfile and CacheRoot; match them with errors.Is.
@@ -251,6 +261,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	if h.MountNamespace {
 		p.Protection = ProtectionMountNamespace
 	}
+	p.PIDNamespace = h.PIDNamespace
 	p.Env = envChanges(p)
 	return p, nil
 }

@@ -27,6 +27,11 @@ var ErrUnsupported = errors.New("sandbox launcher: not supported on this operati
 // the profile does not carry a person's approval to run it unconfined.
 var ErrUnconfined = errors.New("sandbox launcher: the kernel cannot confine this command and no person approved running it unconfined")
 
+// ErrCommandExited is the error of a launcher that ran the command as its init (see
+// sandbox.Profile.PIDNamespace) and saw it end: the ExitError carrying it holds the
+// command's status, and nothing went wrong, so the launcher ends with that status silently.
+var ErrCommandExited = errors.New("sandbox launcher: the command ended")
+
 // ExitError is a launcher failure with the exit status the launcher process should end with.
 type ExitError struct {
 	Code int
@@ -44,7 +49,8 @@ func (e *ExitError) Unwrap() error { return e.Err }
 //	--profile-json JSON | --profile FILE  -- COMMAND [ARG…]
 //
 // reads the sandbox profile, confines the process and execs COMMAND with the current
-// environment. On success it does not return. Errors are *ExitError values carrying the
+// environment. On success it does not return, or, as the init of the command's PID
+// namespace, returns an ExitError wrapping ErrCommandExited with the command's status. Errors are *ExitError values carrying the
 // exit status (126: cannot confine or run, 127: command not found, 2: usage).
 func Run(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet(sandbox.LauncherName, flag.ContinueOnError)
