@@ -57,6 +57,10 @@ type Record struct {
 	Duration  float64         `json:"duration_s,omitempty"` // seconds
 	Stdout    int64           `json:"stdout_bytes,omitempty"`
 	Stderr    int64           `json:"stderr_bytes,omitempty"`
+	// Quarantined lists what the sandbox's post-run check moved aside after the command
+	// ended (exit records): entries of Git directories that Git reads as configuration or
+	// indirection, relative to the workspace (internal/sandbox QuarantineGit).
+	Quarantined []string `json:"quarantined,omitempty"`
 
 	// Written by the log itself.
 	File          string  `json:"file,omitempty"`           // rotate: the previous file's name; recover: the repaired file

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
@@ -18,11 +19,39 @@ import (
 // sandboxRunner runs each command of the user helper under the sandbox profile of its
 // workspace, through the s-code-sandbox launcher; network only when the request carries a
 // person's approval for network (Spec.Network, from approved_network).
-type sandboxRunner struct{ r sandbox.Runner }
+// It keeps each built command's post-run check until the helper asks for it (AfterExit).
+type sandboxRunner struct {
+	r sandbox.Runner
+	// mu guards checks, the post-run check of each command built and not yet checked.
+	mu     sync.Mutex
+	checks map[*exec.Cmd]sandbox.PostRun
+}
+
+var _ execrun.AfterExit = (*sandboxRunner)(nil)
 
 // Command implements execrun.Runner.
-func (s sandboxRunner) Command(ctx context.Context, spec execrun.Spec) (*exec.Cmd, error) {
-	return s.r.Command(ctx, spec.Workspace, spec.Dir, spec.Network, spec.Path, spec.Args, spec.Env)
+func (s *sandboxRunner) Command(ctx context.Context, spec execrun.Spec) (*exec.Cmd, error) {
+	cmd, check, err := s.r.CommandChecked(ctx, spec.Workspace, spec.Dir, spec.Network, spec.Path, spec.Args, spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.checks[cmd] = check
+	s.mu.Unlock()
+	return cmd, nil
+}
+
+// AfterExit implements execrun.AfterExit: it runs cmd's post-run check (see
+// sandbox.QuarantineGit) once; a command it did not build has none.
+func (s *sandboxRunner) AfterExit(cmd *exec.Cmd) ([]string, error) {
+	s.mu.Lock()
+	check, ok := s.checks[cmd]
+	delete(s.checks, cmd)
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	return check.Run()
 }
 
 // newSandbox returns the user helper's runner, verdict gate and the kernel features found.
@@ -46,7 +75,7 @@ func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string) s
 	f := sandbox.ProbeFeatures()
 	gate := func(v safety.Verdict, command string) safety.Verdict { return sandbox.GateVerdict(v, command, f) }
 	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines()}
-	return sandboxRunner{r}, gate, f, nil
+	return &sandboxRunner{r: r, checks: map[*exec.Cmd]sandbox.PostRun{}}, gate, f, nil
 }
 
 // refuseConfined wraps next so that a peer running inside a sandbox is refused: before

@@ -158,6 +158,9 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		KillGrace:      s.cfg.KillGrace,
 	})
 	if err != nil {
+		if ae, ok := s.cfg.Runner.(execrun.AfterExit); ok {
+			ae.AfterExit(cmd) // nothing ran: only frees the runner's state
+		}
 		x := base
 		x.Kind = audit.KindExit
 		x.Verdict = summary(verdict)
@@ -198,6 +201,19 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		x.Reason = "killed: the client went away"
 	case r.Canceled:
 		x.Reason = "killed: the helper is stopping"
+	}
+	if ae, ok := s.cfg.Runner.(execrun.AfterExit); ok {
+		// The sandbox's post-run check: what the command left that Git would read as
+		// configuration or indirection is moved aside, said on stderr and audited.
+		q, qerr := ae.AfterExit(cmd)
+		x.Quarantined = q
+		if qerr != nil {
+			log.Error("post-run check", zap.Error(qerr))
+			x.Reason = strings.TrimPrefix(x.Reason+"; post-run check: "+qerr.Error(), "; ")
+		}
+		if len(q) > 0 {
+			out.output(execrun.Stderr, []byte("s-code: the sandbox moved aside what the command wrote that Git would read as configuration (each renamed to NAME.s-code-quarantine-TAG): "+strings.Join(q, ", ")+"\n"))
+		}
 	}
 	// The exit record is written even when the client has gone, and before the slot is
 	// freed, so that in the log a command's exit precedes the start of the one that waited

@@ -61,7 +61,7 @@ func LauncherArgs(launcher string, p Profile, argv []string) ([]string, error) {
 // Command returns the exec.Cmd that runs argv under the profile p through the launcher
 // binary at launcher (see FindLauncher): the environment is env with the profile's changes
 // applied, the working directory is the workspace. It prepares the cache namespace first
-// (see Prepare). The caller sets the standard streams and starts it; the launcher confines
+// (see Prepare) and the workspace's Git placeholders (see MakeGitPlaceholders). The caller sets the standard streams and starts it; the launcher confines
 // itself and then execs argv[0] (looked up on the PATH of the changed environment).
 // When p asks for ProtectionMountNamespace and this process lacks CAP_SYS_ADMIN, the
 // launcher starts in a new user and mount namespace (cmd.SysProcAttr; a caller that sets
@@ -70,6 +70,9 @@ func LauncherArgs(launcher string, p Profile, argv []string) ([]string, error) {
 func Command(ctx context.Context, launcher string, p Profile, argv, env []string) (*exec.Cmd, error) {
 	if err := Prepare(p); err != nil {
 		return nil, err
+	}
+	if err := MakeGitPlaceholders(p); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	args, err := LauncherArgs(launcher, p, argv)
 	if err != nil {

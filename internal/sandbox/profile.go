@@ -166,11 +166,17 @@ var systemDeniedPaths = []string{
 	"/etc/ssh/ssh_host_dsa_key",
 }
 
-// gitProtectedNames are the paths in the workspace's Git directory, relative to the
-// workspace root, that stay read-only: Git hooks and config (core.fsmonitor, core.hooksPath
-// run code), and the directories where submodules and linked worktrees keep their own hooks
-// and config.
-var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".git/worktrees"}
+// gitProtectedNames returns the paths in the workspace's Git directory, relative to the
+// workspace root, that stay read-only: every entry of gitControlNames (config, hooks, info,
+// commondir, alternates, …) and the directories where submodules and linked worktrees keep
+// their own (gitNestedDirs).
+func gitProtectedNames() []string {
+	var out []string
+	for _, n := range append(slices.Clone(gitControlNames), gitNestedDirs...) {
+		out = append(out, ".git/"+n)
+	}
+	return out
+}
 
 // protectedNames returns the paths, relative to the workspace root, that stay read-only
 // inside the writable workspace: gitProtectedNames and the agent, editor and tool control
@@ -178,7 +184,7 @@ var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".
 // makes a tool outside the sandbox run code or trust a server. ShellSafety, the file tools
 // and the sandbox so protect the same names. It returns a new slice on every call.
 func protectedNames() []string {
-	return append(slices.Clone(gitProtectedNames), safety.ControlFileNames()...)
+	return append(gitProtectedNames(), safety.ControlFileNames()...)
 }
 
 // runtimeRootCandidates are the version-scoped runtime roots, relative to the home

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Runner builds the commands a helper runs, each under the sandbox profile of its workspace.
@@ -32,11 +33,46 @@ type Runner struct {
 // (exit 126) unless r.AllowUnconfined. It fails when the launcher is not absolute, path
 // or dir is not absolute, dir lies outside the workspace, or the profile cannot be computed.
 func (r Runner) Command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, error) {
+	cmd, _, err := r.CommandChecked(ctx, workspace, dir, network, path, args, env)
+	return cmd, err
+}
+
+// PostRun is the post-run check of one command: QuarantineGit of its workspace with the
+// mark taken just before it started. Run it once no process of the command is left (with
+// the profile's PID namespace: once the launcher has ended).
+type PostRun struct {
+	// Workspace is the canonical workspace root the command ran in.
+	Workspace string
+	// Since is the change-time mark taken before the command started (see Since).
+	Since time.Time
+	// Tag names the quarantined entries of this command (NAME.s-code-quarantine-TAG).
+	Tag string
+}
+
+// Run quarantines what the command left in the workspace's Git directories and returns the
+// workspace-relative paths moved aside (see QuarantineGit).
+func (c PostRun) Run() ([]string, error) { return QuarantineGit(c.Workspace, c.Since, c.Tag) }
+
+// CommandChecked is Command that also returns the command's post-run check; the caller
+// runs it (PostRun.Run) when the command has ended, and reports what it quarantined.
+func (r Runner) CommandChecked(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, PostRun, error) {
+	cmd, p, err := r.command(ctx, workspace, dir, network, path, args, env)
+	if err != nil {
+		return nil, PostRun{}, err
+	}
+	since, err := Since(p.CacheNamespace)
+	if err != nil {
+		return nil, PostRun{}, err
+	}
+	return cmd, PostRun{Workspace: p.Workspace, Since: since, Tag: since.UTC().Format("20060102T150405.000000000Z")}, nil
+}
+
+func (r Runner) command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, Profile, error) {
 	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
+		return nil, Profile{}, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
 	}
 	if len(args) == 0 {
-		return nil, errors.New("sandbox runner: empty argv")
+		return nil, Profile{}, errors.New("sandbox runner: empty argv")
 	}
 	getenv := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
@@ -51,21 +87,21 @@ func (r Runner) Command(ctx context.Context, workspace, dir string, network bool
 	}
 	p, err := ForWorkspace(getenv, workspace, network)
 	if err != nil {
-		return nil, err
+		return nil, Profile{}, err
 	}
 	p.AllowUnconfined = r.AllowUnconfined
 	cdir, err := Canonical(dir)
 	if err != nil {
-		return nil, err
+		return nil, Profile{}, err
 	}
 	if !within(p.Workspace, cdir) {
-		return nil, fmt.Errorf("sandbox runner: directory %s lies outside the workspace %s", cdir, p.Workspace)
+		return nil, Profile{}, fmt.Errorf("sandbox runner: directory %s lies outside the workspace %s", cdir, p.Workspace)
 	}
 	argv := append([]string{path}, args[1:]...)
 	cmd, err := Command(ctx, r.Launcher, p, argv, env)
 	if err != nil {
-		return nil, err
+		return nil, Profile{}, err
 	}
 	cmd.Dir = cdir
-	return cmd, nil
+	return cmd, p, nil
 }

@@ -68,6 +68,13 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
 
 	layout := p
+	// Per-entry Landlock rules cannot keep a path read-only without splitting every
+	// directory above it: .git/objects/info/alternates would make .git/objects read_dir
+	// only, and no new object directory could be made. In that layout the entries below
+	// .git/objects are left to the post-run check (sandbox.QuarantineGit).
+	layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
+		return sandbox.Within(filepath.Join(p.Workspace, ".git", "objects"), pp)
+	})
 	if p.Protection == sandbox.ProtectionMountNamespace {
 		if _, err := protectWithMounts(p); err != nil {
 			fmt.Fprintf(stderr, "%s: protected paths kept read-only by per-entry Landlock rules (%s): %v\n", sandbox.LauncherName, sandbox.ProtectionLandlockEntries, err)
