@@ -217,3 +217,57 @@ func TestGitAttacksOrdinaryUser(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkedWorktree runs Git in a linked worktree whose Git directory lies outside the
+// workspace: the sandbox grants exactly that directory and its common directory, read-only,
+// so git log and status work, while the main worktree's files and a commit stay out of
+// reach.
+func TestLinkedWorktree(t *testing.T) {
+	requireLandlock(t)
+	git := testenv.RequireTool(t, "git")
+	f := newFixture(t, false)
+	base := filepath.Dir(f.ws)
+	main := filepath.Join(base, "main")
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env = dir, append(slices.Clone(gitEnv), "HOME="+f.home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	write(t, filepath.Join(main, "secret.txt"), "main worktree file\n")
+	run(main, "init", "-q", "-b", "main")
+	run(main, "add", ".")
+	run(main, "commit", "-qm", "first")
+	wt := filepath.Join(base, "wt")
+	run(main, "worktree", "add", "-q", "-b", "side", wt)
+	getenv := func(k string) string {
+		switch k {
+		case "HOME":
+			return f.home
+		case sandbox.CacheDirEnv:
+			return f.cacheRoot
+		case "PATH":
+			return os.Getenv("PATH")
+		}
+		return ""
+	}
+	h, err := sandbox.Discover(getenv, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.profile, err = sandbox.NewProfile(h, false); err != nil {
+		t.Fatal(err)
+	}
+	f.ws = f.profile.Workspace
+	f.env = append(f.env, gitEnv...)
+	if out, err := f.sh(t, `git log --format=%s && git rev-parse --abbrev-ref HEAD`); err != nil || strings.Fields(out)[0] != "first" {
+		t.Fatalf("git log in the linked worktree: %v: %s", err, out)
+	}
+	for _, script := range []string{`cat ../main/secret.txt`, `echo x >> secret.txt && git commit -qam two`, `git config core.fsmonitor EVIL`} {
+		if out, err := f.sh(t, script); err == nil {
+			t.Errorf("%s: want failure, got success: %s", script, out)
+		}
+	}
+}
