@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,17 +79,27 @@ func Since(dir string) (time.Time, error) {
 //   - a .git file or symbolic link (a gitdir: pointer) anywhere in the workspace.
 //
 // It returns the quarantined paths relative to the workspace, sorted. Symbolic links are
-// never followed. It stops with ErrCheckIncomplete after MaxCheckEntries entries. An entry
-// that cannot be renamed is removed; one that can be neither is an error.
+// never followed, in any component. It stops with ErrCheckIncomplete after MaxCheckEntries
+// entries. An entry that cannot be renamed is an error.
 func QuarantineGit(workspace string, since time.Time, tag string) ([]string, error) {
-	c := &checker{ws: workspace, since: since, tag: tag}
+	ws, err := unix.Open(workspace, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("post-run check: open workspace %s: %w", workspace, err)
+	}
+	defer unix.Close(ws)
+	c := &checker{ws: workspace, wsfd: ws, since: since, tag: tag}
 	c.walk(workspace)
 	slices.Sort(c.out)
 	return c.out, errors.Join(c.errs...)
 }
 
+// checker is one post-run check. Every path it touches is opened relative to the workspace
+// descriptor wsfd without following a symbolic link (openBeneath), so that even a process
+// that outlived the command (where there is no PID namespace) cannot lead it out of the
+// workspace by swapping a directory for a link.
 type checker struct {
 	ws    string
+	wsfd  int
 	since time.Time
 	tag   string
 	seen  int
@@ -97,13 +108,38 @@ type checker struct {
 	errs  []error
 }
 
+// openDir opens the directory path (in the workspace) for reading, following no link.
+func (c *checker) openDir(path string) (int, error) {
+	rel, err := filepath.Rel(c.ws, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return -1, fmt.Errorf("post-run check: %s lies outside the workspace", path)
+	}
+	return openBeneath(c.wsfd, rel)
+}
+
+// lstat reads the status of path without following a link in any component.
+func (c *checker) lstat(path string, st *unix.Stat_t) error {
+	dir, err := c.openDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return unix.Fstatat(dir, filepath.Base(path), st, unix.AT_SYMLINK_NOFOLLOW)
+}
+
 // newer reports whether path (not followed) exists and changed at or after c.since.
 func (c *checker) newer(path string) bool {
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
+	if err := c.lstat(path, &st); err != nil {
 		return false
 	}
 	return !time.Unix(st.Ctim.Unix()).Before(c.since)
+}
+
+// isLink reports whether path is a symbolic link.
+func (c *checker) isLink(path string) bool {
+	var st unix.Stat_t
+	return c.lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 }
 
 // changed reports whether path or anything beneath it changed at or after c.since.
@@ -112,7 +148,7 @@ func (c *checker) changed(path string) bool {
 		return true
 	}
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if err := c.lstat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return false
 	}
 	entries, err := c.readDir(path)
@@ -127,11 +163,34 @@ func (c *checker) changed(path string) bool {
 	return false
 }
 
+// readFile returns the first 1 MiB of the regular file path, following no link.
+func (c *checker) readFile(path string) ([]byte, error) {
+	dir, err := c.openDir(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat(dir, filepath.Base(path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
+}
+
 func (c *checker) readDir(dir string) ([]os.DirEntry, error) {
 	if c.full {
 		return nil, ErrCheckIncomplete
 	}
-	entries, err := os.ReadDir(dir)
+	fd, err := c.openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Unsorted, with the types getdents(2) gives: no stat of each entry.
+	d := os.NewFile(uintptr(fd), dir)
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	c.seen += len(entries)
 	if c.seen > MaxCheckEntries {
 		c.full = true
@@ -189,11 +248,11 @@ func (c *checker) gitDir(dir string, names []string) {
 				}
 			}
 			// objects/info itself replaced by a link would lead the alternates elsewhere.
-			if info := filepath.Join(p, "info"); isLink(info) && c.newer(info) {
+			if info := filepath.Join(p, "info"); c.isLink(info) && c.newer(info) {
 				c.quarantine(info)
 			}
 		case name == "modules":
-			if isLink(p) {
+			if c.isLink(p) {
 				if c.newer(p) {
 					c.quarantine(p)
 				}
@@ -201,7 +260,7 @@ func (c *checker) gitDir(dir string, names []string) {
 			}
 			c.walk(p)
 		case name == "worktrees":
-			if isLink(p) {
+			if c.isLink(p) {
 				if c.newer(p) {
 					c.quarantine(p)
 				}
@@ -235,7 +294,7 @@ func (c *checker) gitDir(dir string, names []string) {
 					continue
 				}
 				tp := filepath.Join(dir, todo)
-				if b, err := os.ReadFile(tp); err == nil && c.newer(tp) && todoRunsPrograms(string(b)) {
+				if b, err := c.readFile(tp); err == nil && c.newer(tp) && todoRunsPrograms(string(b)) {
 					c.quarantine(p)
 				}
 			}
@@ -248,22 +307,22 @@ func (c *checker) gitDir(dir string, names []string) {
 	}
 }
 
-func isLink(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode()&os.ModeSymlink != 0
-}
-
-// quarantine renames path aside (or removes it) and records it.
+// quarantine renames path aside in its own directory (renameat(2) relative to the
+// directory opened without following links) and records it.
 func (c *checker) quarantine(path string) {
 	rel, err := filepath.Rel(c.ws, path)
 	if err != nil {
 		rel = path
 	}
-	if err := os.Rename(path, path+QuarantineSuffix+c.tag); err != nil {
-		if err2 := os.RemoveAll(path); err2 != nil {
-			c.errs = append(c.errs, fmt.Errorf("quarantine %s: %w", rel, errors.Join(err, err2)))
-			return
-		}
+	dir, err := c.openDir(filepath.Dir(path))
+	if err == nil {
+		base := filepath.Base(path)
+		err = unix.Renameat(dir, base, dir, base+QuarantineSuffix+c.tag)
+		unix.Close(dir)
+	}
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("quarantine %s: %w", rel, err))
+		return
 	}
 	c.out = append(c.out, rel)
 }
