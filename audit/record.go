@@ -31,6 +31,14 @@ type VerdictSummary struct {
 	Rules    []string `json:"rules,omitempty"` // rule ids of the findings
 }
 
+// Approval is a person's approval as the request carried it.
+type Approval struct {
+	Channel   string    `json:"channel"`             // terminal, flag, elicitation, team, unset
+	Digest    string    `json:"digest,omitempty"`    // the plan digest approved
+	Nonce     string    `json:"nonce,omitempty"`     // the single-use nonce
+	ExpiresAt time.Time `json:"expires_at,omitzero"` // when it lapses
+}
+
 // Record is one audit record. The writer fills Seq, Time, Prev and Hash (and the fields of
 // its own rotate, seal and recover records); callers fill the rest. Hash is the hex SHA-256
 // over Prev and the record's canonical bytes (docs/audit.md).
@@ -50,13 +58,24 @@ type Record struct {
 	Env       []string        `json:"env,omitempty"`            // requested environment additions, NAME=value, sorted; secret-named values redacted
 	Client    *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
 	Verdict   *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
-	Approved  bool            `json:"approved,omitempty"`       // the request says a person approved it
+	Approved  bool            `json:"approved,omitempty"`       // a person's approval of this plan was accepted (Approval says which)
 	Reason    string          `json:"reason,omitempty"`
 	ExitCode  *int            `json:"exit_code,omitempty"`
 	Signal    string          `json:"signal,omitempty"`
 	Duration  float64         `json:"duration_s,omitempty"` // seconds
 	Stdout    int64           `json:"stdout_bytes,omitempty"`
 	Stderr    int64           `json:"stderr_bytes,omitempty"`
+	// Mode is the session's permission mode ("manual", "accept-edits", "workspace", or
+	// "unset" for a request that named none).
+	Mode string `json:"mode,omitempty"`
+	// PlanDigest is the digest of the helper's plan of the operation (SHA-256 hex).
+	PlanDigest string `json:"plan_digest,omitempty"`
+	// Network reports whether the plan runs with network access.
+	Network bool `json:"network,omitempty"`
+	// ExtraWritable are the paths outside the workspace the plan makes writable for one run.
+	ExtraWritable []string `json:"extra_writable,omitempty"`
+	// Approval is the approval the request carried, whether or not it was accepted.
+	Approval *Approval `json:"approval,omitempty"`
 	// Quarantined lists what the sandbox's post-run check moved aside after the command
 	// ended (exit records): entries of Git directories that Git reads as configuration or
 	// indirection, relative to the workspace (internal/sandbox QuarantineGit).

@@ -105,6 +105,20 @@ func (r *redactor) record(rec *Record) {
 		rec.Peer = &p
 	}
 	rec.Client = r.verdict(rec.Client)
+	rec.Mode = r.clean(rec.Mode)
+	rec.PlanDigest = r.clean(rec.PlanDigest)
+	if rec.ExtraWritable != nil {
+		ew := make([]string, len(rec.ExtraWritable))
+		for i, p := range rec.ExtraWritable {
+			ew[i] = r.clean(p)
+		}
+		rec.ExtraWritable = ew
+	}
+	if rec.Approval != nil {
+		a := *rec.Approval
+		a.Channel, a.Digest, a.Nonce = r.clean(a.Channel), r.clean(a.Digest), r.clean(a.Nonce)
+		rec.Approval = &a
+	}
 	rec.Verdict = r.verdict(rec.Verdict)
 	if rec.Env != nil {
 		env := make([]string, len(rec.Env))
@@ -143,6 +157,17 @@ func (r *redactor) verdict(v *VerdictSummary) *VerdictSummary {
 		c.Rules = append(c.Rules, r.clean(id))
 	}
 	return &c
+}
+
+// RedactText returns s as the audit log would write it: known secret patterns (tokens,
+// keys, passwords in URLs) replaced by markers and control characters escaped (Escape). The
+// approval card uses it, so a card shows what the log will show.
+func RedactText(s string) string {
+	r, err := newRedactor(nil)
+	if err != nil {
+		return Escape(s)
+	}
+	return r.clean(s)
 }
 
 // Escape returns s with every byte or rune that a terminal or a log reader could take for

@@ -149,7 +149,7 @@ func checkFindings(command string, v safety.Verdict) []string {
 		if f.Offset < 0 || f.Offset > len(command) {
 			bad = append(bad, fmt.Sprintf("finding %d (%s): offset %d outside the command (%d bytes)", i, f.Rule, f.Offset, len(command)))
 		}
-		if f.Decision < safety.Allow || f.Decision > safety.Deny {
+		if !f.Decision.Known() {
 			bad = append(bad, fmt.Sprintf("finding %d (%s): decision %d out of range", i, f.Rule, int(f.Decision)))
 		}
 		strictest = strictest.Stricter(f.Decision)

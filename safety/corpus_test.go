@@ -77,7 +77,7 @@ func TestCorpus(t *testing.T) {
 	}
 	for _, cmd := range cmds {
 		v := safety.Check(cmd, ctx)
-		if v.Decision < safety.Allow || v.Decision > safety.Deny {
+		if !v.Decision.Known() {
 			fail("%q: decision %d out of range", cmd, int(v.Decision))
 			continue
 		}

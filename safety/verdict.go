@@ -6,17 +6,19 @@ import (
 )
 
 // Decision is what a verdict or a finding says may happen to a command.
-// The zero value is Allow; the order Allow < Ask < Deny is the strictness order, so the
-// decision of a verdict is the maximum of its findings' decisions.
+// The zero value is Deny, so that a verdict or finding left unset never reads as permission
+// (STYLE.md "Zero values fail closed"). Strictness is Allow < Ask < Deny (see Stricter); it
+// is not the numeric order, and no code may compare decisions numerically.
 type Decision int
 
 const (
-	// Allow means the command may run without asking anyone.
-	Allow Decision = iota
+	// Deny means the command must not run; the client exits 126 and the helper refuses it.
+	// It is the zero value.
+	Deny Decision = iota
 	// Ask means a person must approve this one command before it runs.
 	Ask
-	// Deny means the command must not run; the client exits 126 and the helper refuses it.
-	Deny
+	// Allow means the command may run without asking anyone.
+	Allow
 )
 
 // String returns "allow", "ask" or "deny"; an out-of-range value prints as "deny" so that a
@@ -59,12 +61,35 @@ func (d *Decision) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Stricter returns the stricter of d and o (Deny > Ask > Allow).
+// Stricter returns the stricter of d and o (Deny > Ask > Allow); a value out of range
+// counts as Deny.
 func (d Decision) Stricter(o Decision) Decision {
-	if o > d {
-		return o
+	if o.rank() > d.rank() {
+		return o.normal()
 	}
-	return d
+	return d.normal()
+}
+
+// Known reports whether d is one of Allow, Ask and Deny.
+func (d Decision) Known() bool { return d == Allow || d == Ask || d == Deny }
+
+// rank is the strictness of d: 0 allow, 1 ask, 2 deny (and anything out of range).
+func (d Decision) rank() int {
+	switch d {
+	case Allow:
+		return 0
+	case Ask:
+		return 1
+	}
+	return 2
+}
+
+// normal returns d, or Deny for a value out of range.
+func (d Decision) normal() Decision {
+	if d == Allow || d == Ask {
+		return d
+	}
+	return Deny
 }
 
 // Finding is one reason behind a verdict: a rule that matched one simple command.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/s-code-dev/s-code/internal/workspace"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -204,12 +205,13 @@ func resolveHome(flag string) (string, error) {
 
 // resolvePlace returns the absolute, clean workspace root and working directory for a
 // command judged from the process working directory procWd:
-//   - workspace: the given path, else the Git top-level of procWd (the nearest directory
-//     holding a .git directory or file), else procWd;
+//   - workspace: workspace.Resolve (the given path, else the Git top level of procWd, else
+//     procWd, symbolic links resolved); where the directories do not exist (a command
+//     judged for another machine), the same lexically;
 //   - cwd: the given path, else procWd when it is inside the workspace, else the workspace.
 //
 // Relative paths are taken from procWd.
-func resolvePlace(procWd, workspace, cwd string) (ws, wd string) {
+func resolvePlace(procWd, wsFlag, cwd string) (ws, wd string) {
 	abs := func(p string) string {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(procWd, p)
@@ -217,44 +219,26 @@ func resolvePlace(procWd, workspace, cwd string) (ws, wd string) {
 		return filepath.Clean(p)
 	}
 	procWd = filepath.Clean(procWd)
-	if workspace != "" {
-		ws = abs(workspace)
-	} else if top, ok := gitTopLevel(procWd); ok {
-		ws = top
+	if r, err := workspace.Resolve(procWd, wsFlag); err == nil {
+		ws = r
+		if rp, err := filepath.EvalSymlinks(procWd); err == nil {
+			procWd = rp
+		}
+	} else if wsFlag != "" {
+		ws = abs(wsFlag)
 	} else {
 		ws = procWd
 	}
 	switch {
 	case cwd != "":
 		wd = abs(cwd)
-	case within(ws, procWd):
+		if r, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = r
+		}
+	case workspace.Within(ws, procWd):
 		wd = procWd
 	default:
 		wd = ws
 	}
 	return ws, wd
-}
-
-// gitTopLevel returns the nearest directory at or above dir that holds a .git directory or
-// file (a repository, worktree or submodule), and reports whether there is one. It reads
-// the file system only; it never runs git.
-func gitTopLevel(dir string) (string, bool) {
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
-
-// within reports whether path is root or below it (both absolute and clean).
-func within(root, path string) bool {
-	if root == path || root == string(filepath.Separator) {
-		return true
-	}
-	return strings.HasPrefix(path, root+string(filepath.Separator))
 }

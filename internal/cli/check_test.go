@@ -139,23 +139,6 @@ func TestResolvePlace(t *testing.T) {
 	}
 }
 
-func TestWithin(t *testing.T) {
-	for _, tc := range []struct {
-		root, path string
-		want       bool
-	}{
-		{"/a/b", "/a/b", true},
-		{"/a/b", "/a/b/c", true},
-		{"/a/b", "/a/bc", false},
-		{"/a/b", "/a", false},
-		{"/", "/x", true},
-	} {
-		if got := within(tc.root, tc.path); got != tc.want {
-			t.Errorf("within(%q, %q) = %v, want %v", tc.root, tc.path, got, tc.want)
-		}
-	}
-}
-
 func TestReadLine(t *testing.T) {
 	long := strings.Repeat("x", maxCommandBytes+10)
 	r := bufio.NewReaderSize(strings.NewReader("a\r\n\n"+long+"\nb\nlast"), 64<<10)

@@ -59,12 +59,9 @@ func (f *gitFlags) open() (*gitsafe.Repo, error) {
 	if f.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}
-	ws := f.workspace
-	if ws == "" {
-		var err error
-		if ws, err = defaultWorkspace(); err != nil {
-			return nil, err
-		}
+	ws, err := userWorkspace(f.workspace)
+	if err != nil {
+		return nil, err
 	}
 	return gitsafe.Open(ws, gitsafe.Options{MaxOutput: f.maxBytes, Timeout: f.timeout})
 }

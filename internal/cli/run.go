@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/workspace"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -38,6 +40,9 @@ type runFlags struct {
 	network   bool
 	shell     string
 	env       []string
+	mode      string
+	writable  []string
+	expand    bool
 }
 
 func newRunCmd(streams IO) *cobra.Command {
@@ -48,9 +53,18 @@ func newRunCmd(streams IO) *cobra.Command {
 		Long: `Run judges COMMAND with ShellSafety, then sends it to the user helper (or with --root to the
 root helper), which authenticates this process from the kernel, judges it again and runs it.
 
-A deny verdict exits 126 and sends nothing. An ask verdict, and network (--network), need a
-person: on a terminal s-code shows the verdict card and asks; otherwise only --yes approves
-this one command. A helper that refuses the caller exits 126.
+The helper decides: it resolves the workspace (the Git top level above the working directory,
+else the working directory; --workspace overrides), judges the command in its own context
+and policy, and returns its plan (sandbox profile, environment, network, extra writable
+paths) with a digest. A plan that needs a person shows its card: on a terminal s-code asks;
+otherwise only --yes approves this one plan. The helper runs exactly the plan approved,
+once. A deny (the client's own quick check or the helper's) exits 126 and is recorded in
+the helper's audit log. A helper that refuses the caller exits 126.
+
+--mode picks the permission mode (default: the mode key of the configuration file
+$XDG_CONFIG_HOME/s-code/config.toml, else manual): manual asks for everything that is not
+allow; accept-edits also approves file edits policy allows; workspace also approves commands
+that run confined, without network, writing only inside the workspace.
 Output streams back; SIGINT and SIGTERM are forwarded to the command's process group; the exit
 status is the command's own (128+N for signal N). A helper's denial exits 126, an
 unreachable helper 125.`,
@@ -72,36 +86,51 @@ unreachable helper 125.`,
 	fl.BoolVar(&f.root, "root", false, "run through the root helper (as root)")
 	fl.StringVar(&f.socket, "socket", "", "the helper's socket `PATH` (default $S_CODE_USER_SOCKET or $XDG_RUNTIME_DIR/s-code/user.sock; with --root $S_CODE_ROOT_SOCKET or /run/s-code/root.sock)")
 	fl.BoolVar(&f.yes, "yes", false, "approve this one command: an ask verdict, and network with --network")
-	fl.StringVar(&f.workspace, "workspace", "", "the workspace root `DIR` (default: the working directory)")
+	fl.StringVar(&f.workspace, "workspace", "", "the workspace root `DIR` (default: the Git top level of the working directory, else the working directory)")
 	fl.StringVar(&f.cwd, "cwd", "", "the `DIR` the command runs in (default: the current directory)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the command's process group after `DURATION` (default: the helper's)")
 	fl.BoolVar(&f.network, "network", false, "network access for this one command (needs a person's approval: --yes, or yes on the terminal)")
 	fl.StringVar(&f.shell, "shell", "bash", "the shell that runs the command: bash or sh")
 	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper refuses loader, shell and git injection variables)")
+	fl.StringVar(&f.mode, "mode", "", "permission `MODE`: manual, accept-edits or workspace (default: the configuration's mode, else manual)")
+	fl.StringArrayVar(&f.writable, "writable", nil, "make `DIR` (outside the workspace) writable for this one run (needs a person's approval)")
+	fl.BoolVar(&f.expand, "expand", false, "list every path on the approval card")
 	return cmd
 }
 
 func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
-	dialect, shell := safety.Bash, helperv1.Shell_SHELL_BASH
+	dialect := safety.Bash
 	switch f.shell {
 	case "bash":
 	case "sh":
-		dialect, shell = safety.POSIX, helperv1.Shell_SHELL_SH
+		dialect = safety.POSIX
 	default:
 		return usagef("--shell %q: want bash or sh", f.shell)
 	}
 	if f.timeout < 0 || f.timeout > time.Duration(1<<32-1)*time.Millisecond {
 		return usagef("--timeout %v is out of range", f.timeout)
 	}
+	mode, err := sessionMode(f.mode)
+	if err != nil {
+		return err
+	}
 	cwd, err := absDir(f.cwd, "--cwd")
 	if err != nil {
 		return err
 	}
-	workspace := cwd
+	override := ""
 	if f.workspace != "" {
-		if workspace, err = absDir(f.workspace, "--workspace"); err != nil {
+		if override, err = absDir(f.workspace, "--workspace"); err != nil {
 			return err
 		}
+	}
+	var writable []string
+	for _, w := range f.writable {
+		a, err := absDir(w, "--writable")
+		if err != nil {
+			return err
+		}
+		writable = append(writable, a)
 	}
 	env := helperclient.ForwardedEnv(os.Environ())
 	for _, kv := range f.env {
@@ -111,33 +140,31 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 		}
 		env[name] = val
 	}
-	role, sctx := helperclient.User, safety.Context{Role: safety.RoleUser, Workspace: workspace, Cwd: cwd, Dialect: dialect}
+	role, sctx := helperclient.User, safety.Context{Role: safety.RoleUser, Cwd: cwd, Dialect: dialect}
 	if f.root {
 		role, sctx.Role, sctx.Home = helperclient.Root, safety.RoleRoot, "/root"
 	} else if sctx.Home, err = os.UserHomeDir(); err != nil {
 		return fmt.Errorf("home directory: %w", err)
 	}
-
-	// The client's own check: a deny never leaves this process.
-	v := safety.Check(command, sctx)
-	if v.Decision != safety.Allow && v.Decision != safety.Ask {
-		rule, msg := firstFinding(v, safety.Deny)
-		return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by ShellSafety: %s: %s", rule, msg)}
+	// The client's quick pre-filter judges where the helper will: the same workspace.
+	if sctx.Workspace, err = workspace.Resolve(cwd, override); err != nil {
+		return &ExitError{Code: ExitDenied, Err: err}
 	}
-	// An ask verdict, and network for the command (--network), need a person's approval:
-	// --yes, or a yes on the terminal. Without either nothing is sent.
-	approved := f.yes
-	if (v.Decision == safety.Ask || f.network) && !f.yes {
-		ok, err := askApproval(streams, command, v, f.network)
-		if err != nil {
-			return err
-		}
-		approved = ok
+	if r, err := filepath.EvalSymlinks(cwd); err == nil {
+		sctx.Cwd = r
+	}
+	v := safety.Check(command, sctx)
+	op := helperclient.Operation{
+		Command: command, Shell: f.shell, Workspace: override, Cwd: cwd, Env: env, Timeout: f.timeout,
+		Mode: mode, Network: f.network, ExtraWritable: writable, Path: os.Getenv("PATH"), ClientVerdict: &v,
 	}
 
 	socket := f.socket
 	if socket == "" {
 		if socket, err = helperclient.DefaultSocket(role); err != nil {
+			if v.Decision != safety.Allow && v.Decision != safety.Ask {
+				return clientDenial(v)
+			}
 			return &ExitError{Code: ExitHelperUnavailable, Err: err}
 		}
 	}
@@ -145,25 +172,14 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 	client, err := helperclient.Dial(dctx, role, socket)
 	cancel()
 	if err != nil {
+		if v.Decision != safety.Allow && v.Decision != safety.Ask {
+			// The deny stands; it could not be recorded.
+			fmt.Fprintf(streams.Err, "s-code: the %s helper is unreachable, so this refusal is not in its audit log: %v\n", role, err)
+			return clientDenial(v)
+		}
 		return &ExitError{Code: ExitHelperUnavailable, Err: err}
 	}
 	defer client.Close()
-
-	rules := make([]string, 0, len(v.Findings))
-	for _, fd := range v.Findings {
-		rules = append(rules, fd.Rule)
-	}
-	start := &helperv1.ExecStart{
-		Command:         command,
-		Shell:           shell,
-		Workspace:       workspace,
-		Cwd:             cwd,
-		Env:             env,
-		TimeoutMs:       uint32(f.timeout / time.Millisecond),
-		Approved:        approved,
-		ApprovedNetwork: f.network && approved,
-		ClientVerdict:   &helperv1.ClientVerdict{Decision: decisionProto(v.Decision), Rules: rules},
-	}
 
 	// Signals go to the command; the stream itself outlives the CLI's cancelled context, so
 	// the command's own exit status comes back. A third signal gives up and disconnects,
@@ -194,8 +210,15 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 			}
 		}
 	}()
-	res, err := client.Exec(execCtx, start, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd})
+	approver := helperclient.ApproverFunc(func(_ context.Context, pl *helperclient.Planned) (permission.Channel, error) {
+		return askApproval(streams, pl, f)
+	})
+	res, _, err := client.Run(execCtx, op, approver, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd})
 	if err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return err
+		}
 		if execCtx.Err() != nil {
 			return &ExitError{Code: 128 + int(syscall.SIGINT), Err: errors.New("interrupted: disconnected from the helper, which kills the command")}
 		}
@@ -211,6 +234,9 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 		return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("%s helper: %w", role, err)}
 	}
 	if d := res.Denied; d != nil {
+		if v.Decision != safety.Allow && v.Decision != safety.Ask {
+			return clientDenial(v)
+		}
 		return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by the %s helper: %s: %s", role, d.GetRule(), oneLine(d.GetReason()))}
 	}
 	if res.Exited.GetTimedOut() {
@@ -220,6 +246,12 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 		return &ExitError{Code: st}
 	}
 	return nil
+}
+
+// clientDenial is the error of a command the client's own check denied.
+func clientDenial(v safety.Verdict) error {
+	rule, msg := firstFinding(v, safety.Deny)
+	return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by ShellSafety: %s: %s", rule, msg)}
 }
 
 // absDir returns dir (default: the current directory) as an absolute path.
@@ -238,44 +270,34 @@ func absDir(dir, flag string) (string, error) {
 	return d, nil
 }
 
-// askApproval shows the verdict card and asks y/N when stdin and stderr are terminals (with
-// network, whether to run it with network access); without a terminal it refuses (exit 126)
+// askApproval shows the plan's card and asks y/N when stdin and stderr are terminals; with
+// --yes it approves without asking (channel flag); without a terminal it refuses (exit 126)
 // and says how to approve.
-func askApproval(streams IO, command string, v safety.Verdict, network bool) (bool, error) {
+func askApproval(streams IO, pl *helperclient.Planned, f runFlags) (permission.Channel, error) {
+	if f.yes {
+		return permission.ChannelFlag, nil
+	}
 	in, inOK := streams.In.(*os.File)
 	errf, errOK := streams.Err.(*os.File)
 	if !inOK || !errOK || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(errf.Fd())) {
-		rule, msg := firstFinding(v, safety.Ask)
-		if v.Decision == safety.Allow {
-			rule, msg = "--network", "network access for this command needs a person's approval."
-		}
-		return false, &ExitError{Code: ExitDenied, Err: fmt.Errorf("approval required: %s: %s (no terminal to ask on; rerun with --yes to approve this one command)", rule, msg)}
+		rules := strings.Join(pl.Outcome.Rules, ", ")
+		return 0, &ExitError{Code: ExitDenied, Err: fmt.Errorf("approval required: %s: %s (no terminal to ask on; rerun with --yes to approve this one command)", rules, oneLine(pl.Outcome.Reason))}
 	}
-	writeVerdictCard(streams.Err, command, v, terminalWidth(streams.Err))
-	if network {
+	writePlanCard(streams.Err, pl.Plan, pl.Outcome, pl.Digest, cardOptions{width: terminalWidth(streams.Err), expand: f.expand, verdict: true})
+	if pl.Plan.Network {
 		fmt.Fprint(streams.Err, "Run this command with network access? [y/N] ")
 	} else {
 		fmt.Fprint(streams.Err, "Run this command? [y/N] ")
 	}
 	line, err := bufio.NewReader(in).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("read answer: %w", err)
+		return 0, fmt.Errorf("read answer: %w", err)
 	}
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
-		return true, nil
+		return permission.ChannelTerminal, nil
 	}
-	return false, &ExitError{Code: ExitDenied, Err: errors.New("not approved: nothing was run")}
-}
-
-// writeVerdictCard prints the approval card: the command and each finding.
-func writeVerdictCard(w io.Writer, command string, v safety.Verdict, width int) {
-	rule := strings.Repeat("─", min(max(width, 20), 72))
-	fmt.Fprintf(w, "%s\nShellSafety: %s\n  $ %s\n", rule, strings.ToUpper(v.Decision.String()), oneLine(command))
-	for _, f := range v.Findings {
-		fmt.Fprintf(w, "  • %s [%s] %s\n      %s\n", f.Rule, f.Decision, oneLine(f.Command), oneLine(f.Message))
-	}
-	fmt.Fprintln(w, rule)
+	return 0, &ExitError{Code: ExitDenied, Err: helperclient.ErrNotApproved}
 }
 
 // firstFinding returns the rule id and message of the first finding with decision d (or
@@ -300,14 +322,4 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func decisionProto(d safety.Decision) helperv1.Decision {
-	switch d {
-	case safety.Allow:
-		return helperv1.Decision_DECISION_ALLOW
-	case safety.Ask:
-		return helperv1.Decision_DECISION_ASK
-	}
-	return helperv1.Decision_DECISION_DENY
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/s-code-dev/s-code/internal/sandbox"
+	"github.com/s-code-dev/s-code/internal/workspace"
 )
 
 func newSandboxCmd(streams IO) *cobra.Command {
@@ -136,7 +137,7 @@ func runSandbox(streams IO, o sandboxOptions) error {
 // inWorkspace reports whether dir, made canonical, lies in the workspace ws.
 func inWorkspace(ws, dir string) bool {
 	c, err := sandbox.Canonical(dir)
-	return err == nil && sandbox.Within(ws, c)
+	return err == nil && workspace.Within(ws, c)
 }
 
 func writeSandboxCard(w io.Writer, card sandbox.Card, asJSON bool) error {

@@ -2,48 +2,57 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/s-code-dev/s-code/internal/filetools"
 	"github.com/s-code-dev/s-code/internal/turns"
+	"github.com/s-code-dev/s-code/internal/workspace"
 	"github.com/s-code-dev/s-code/internal/wsfs"
 )
 
-// defaultWorkspace returns the Git top-level of the working directory (the nearest
-// directory above it holding a .git file or directory), or the working directory itself.
-func defaultWorkspace() (string, error) {
-	wd, err := os.Getwd()
+// openWorkspace opens the workspace named by --workspace (or the default) as a directory
+// handle, after workspace.Validate.
+func openWorkspace(flag string) (*wsfs.Root, error) {
+	ws, err := userWorkspace(flag)
 	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
+		return nil, err
 	}
-	for dir := wd; ; {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("look for .git: %w", err)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return wd, nil
-		}
-		dir = parent
-	}
+	return wsfs.Open(ws)
 }
 
-// openWorkspace opens the workspace named by --workspace (or the default) as a directory
-// handle.
-func openWorkspace(flag string) (*wsfs.Root, error) {
-	dir := flag
-	if dir == "" {
-		var err error
-		if dir, err = defaultWorkspace(); err != nil {
-			return nil, err
-		}
+// userWorkspace resolves the workspace named by --workspace (or the default,
+// workspace.Resolve) and validates it for this user. A refused workspace is an *ExitError
+// with ExitDenied wrapping the *workspace.Error.
+func userWorkspace(flag string) (string, error) {
+	ws, err := workspace.Resolve(mustGetwd(), flag)
+	if err != nil {
+		return "", err
 	}
-	return wsfs.Open(dir)
+	if err := workspace.Validate(ws, userValidation()); err != nil {
+		return "", &ExitError{Code: ExitDenied, Err: err}
+	}
+	return ws, nil
+}
+
+// mustGetwd returns the working directory, or "/" when it is gone (Resolve then fails on
+// the relative override or finds nothing).
+func mustGetwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return wd
+}
+
+// userValidation is the workspace validation of this user: their home (symbolic links
+// resolved), their uid, S-Code's state directories.
+func userValidation() workspace.Validation {
+	home, _ := os.UserHomeDir()
+	if h, err := filepath.EvalSymlinks(home); err == nil {
+		home = h
+	}
+	return workspace.Validation{Home: home, UID: os.Geteuid(), State: workspace.StateDirs(os.Getenv, home)}
 }
 
 // turnStore returns the turn-undo records of the workspace root.

@@ -21,6 +21,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/rootpolicy"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/sandbox/launch"
@@ -120,7 +121,10 @@ func TestRunUserLifecycle(t *testing.T) {
 	}
 	defer c.Close()
 	var out bytes.Buffer
-	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "echo $HOME; echo $USER", Cwd: dir, Approved: true}, helperclient.Streams{Stdout: &out})
+	// The workspace is a project directory of its own: one that holds the audit log or the
+	// socket is refused (workspace.state).
+	proj := t.TempDir()
+	res, _, err := c.Run(ctx, helperclient.Operation{Command: "echo $HOME; echo $USER", Cwd: proj, Mode: permission.Manual}, approveAll, helperclient.Streams{Stdout: &out})
 	if err != nil || res.Status() != 0 {
 		t.Fatalf("exec: %v %+v", err, res)
 	}
@@ -140,7 +144,7 @@ func TestRunUserLifecycle(t *testing.T) {
 	// A long command is still running when the helper is told to stop.
 	long := make(chan *helperclient.Result, 1)
 	go func() {
-		r, _ := c.Exec(context.Background(), &helperv1.ExecStart{Command: "sleep 60", Cwd: dir, Approved: true}, helperclient.Streams{})
+		r, _, _ := c.Run(context.Background(), helperclient.Operation{Command: "sleep 60", Cwd: proj, Mode: permission.Manual}, approveAll, helperclient.Streams{})
 		long <- r
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -291,7 +295,7 @@ func TestRunRootServes(t *testing.T) {
 	}
 	defer c.Close()
 	var out bytes.Buffer
-	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "id -u", Cwd: "/", Approved: true}, helperclient.Streams{Stdout: &out})
+	res, _, err := c.Run(ctx, helperclient.Operation{Command: "id -u", Cwd: "/", Mode: permission.Manual}, approveAll, helperclient.Streams{Stdout: &out})
 	if err != nil || res.Status() != 0 || out.String() != "0\n" {
 		t.Fatalf("exec: %v %+v %q\n%s", err, res, out.String(), logs.String())
 	}
@@ -330,7 +334,7 @@ func TestRunUserPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Exec(ctx, &helperv1.ExecStart{Command: "cowsay moo", Cwd: dir, Approved: true}, helperclient.Streams{})
+	res, _, err := c.Run(ctx, helperclient.Operation{Command: "cowsay moo", Cwd: t.TempDir(), Mode: permission.Manual}, approveAll, helperclient.Streams{})
 	if err != nil || res.Denied.GetRule() != "policy.no-cowsay" {
 		t.Fatalf("exec: %v %+v", err, res)
 	}
@@ -362,3 +366,8 @@ func TestExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// approveAll approves every plan, as --yes does.
+var approveAll = helperclient.ApproverFunc(func(context.Context, *helperclient.Planned) (permission.Channel, error) {
+	return permission.ChannelFlag, nil
+})

@@ -12,26 +12,35 @@ import (
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/safety"
 )
 
 // sandboxRunner runs each command of the user helper under the sandbox profile of its
-// workspace, through the s-code-sandbox launcher; network only when the request carries a
-// person's approval for network (Spec.Network, from approved_network).
+// workspace, through the s-code-sandbox launcher; network, and extra writable paths, only
+// as the helper's plan says (Spec.Network, Spec.ExtraWritable), which a person approved.
 // It keeps each built command's post-run check until the helper asks for it (AfterExit).
 type sandboxRunner struct {
 	r sandbox.Runner
+	f sandbox.Features
 	// mu guards checks, the post-run check of each command built and not yet checked.
 	mu     sync.Mutex
 	checks map[*exec.Cmd]sandbox.PostRun
 }
 
-var _ execrun.AfterExit = (*sandboxRunner)(nil)
+var (
+	_ helperd.Planner   = (*sandboxRunner)(nil)
+	_ execrun.AfterExit = (*sandboxRunner)(nil)
+)
 
 // Command implements execrun.Runner.
 func (s *sandboxRunner) Command(ctx context.Context, spec execrun.Spec) (*exec.Cmd, error) {
-	cmd, check, err := s.r.CommandChecked(ctx, spec.Workspace, spec.Dir, spec.Network, spec.Path, spec.Args, spec.Env)
+	p, err := s.r.Profile(spec.Workspace, spec.Network, spec.ExtraWritable, spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	cmd, check, err := s.r.CheckedCommandFor(ctx, p, spec.Dir, spec.Path, spec.Args, spec.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +61,25 @@ func (s *sandboxRunner) AfterExit(cmd *exec.Cmd) ([]string, error) {
 		return nil, nil
 	}
 	return check.Run()
+}
+
+// Plan implements helperd.Planner: the profile summary of spec and the environment the
+// command gets with the profile's changes.
+func (s *sandboxRunner) Plan(spec execrun.Spec) (permission.Sandbox, []string, error) {
+	p, err := s.r.Profile(spec.Workspace, spec.Network, spec.ExtraWritable, spec.Env)
+	if err != nil {
+		return permission.Sandbox{}, nil, err
+	}
+	return SandboxSummary(p, s.f), p.Env.ApplyEnv(spec.Env), nil
+}
+
+// SandboxSummary returns the plan's summary of profile p on a machine with features f.
+func SandboxSummary(p sandbox.Profile, f sandbox.Features) permission.Sandbox {
+	return permission.Sandbox{
+		Sandboxed: true, Confined: f.Confines(), Reason: f.Problem,
+		WritableRoots: p.WritableRoots, ReadOnlyRoots: p.ReadOnlyRoots, DeniedPaths: p.DeniedPaths,
+		ProtectedPaths: p.ProtectedPaths, Protection: p.Protection, Network: p.Network,
+	}
 }
 
 // newSandbox returns the user helper's runner, verdict gate and the kernel features found.
@@ -75,7 +103,7 @@ func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string) s
 	f := sandbox.ProbeFeatures()
 	gate := func(v safety.Verdict, command string) safety.Verdict { return sandbox.GateVerdict(v, command, f) }
 	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines()}
-	return &sandboxRunner{r: r, checks: map[*exec.Cmd]sandbox.PostRun{}}, gate, f, nil
+	return &sandboxRunner{r: r, f: f, checks: map[*exec.Cmd]sandbox.PostRun{}}, gate, f, nil
 }
 
 // refuseConfined wraps next so that a peer running inside a sandbox is refused: before

@@ -16,6 +16,7 @@ import (
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/testenv"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
@@ -113,7 +114,7 @@ func TestRunUserSandbox(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			res, err := c.Exec(ctx, &helperv1.ExecStart{Command: tt.command, Workspace: ws, Cwd: ws, Approved: true, ApprovedNetwork: tt.network}, helperclient.Streams{Stdout: &out, Stderr: &errb})
+			res, _, err := c.Run(ctx, helperclient.Operation{Command: tt.command, Workspace: ws, Cwd: ws, Network: tt.network, Mode: permission.Manual}, approveAll, helperclient.Streams{Stdout: &out, Stderr: &errb})
 			if err != nil {
 				t.Fatalf("exec: %v", err)
 			}
@@ -135,7 +136,7 @@ func TestRunUserSandbox(t *testing.T) {
 		var errb bytes.Buffer
 		// ShellSafety cannot see into the script (ask, approved): the sandbox acts.
 		command := `bash src/plant.sh`
-		res, err := c.Exec(ctx, &helperv1.ExecStart{Command: command, Workspace: ws, Cwd: ws, Approved: true}, helperclient.Streams{Stderr: &errb})
+		res, _, err := c.Run(ctx, helperclient.Operation{Command: command, Workspace: ws, Cwd: ws, Mode: permission.Manual}, approveAll, helperclient.Streams{Stderr: &errb})
 		if err != nil || res.Status() != 0 {
 			t.Fatalf("exec: %v %+v: %s", err, res, errb.String())
 		}

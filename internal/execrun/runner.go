@@ -22,6 +22,9 @@ type Spec struct {
 	Workspace string
 	// Network reports whether a person approved network access for this one command.
 	Network bool
+	// ExtraWritable are absolute paths outside the workspace that a person approved as
+	// writable for this one command (a sandbox profile's extra writable roots).
+	ExtraWritable []string
 	// RequestID is the helper's id for the request, for logs and sandbox profiles.
 	RequestID string
 }

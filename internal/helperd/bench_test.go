@@ -37,7 +37,7 @@ func BenchmarkExecLatency(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		t := time.Now()
-		if r := e.exec(context.Background(), &helperv1.ExecStart{Command: "true", Approved: true}, nil); r.status() != 0 {
+		if r := e.exec(context.Background(), &helperv1.ExecStart{Command: "true", Approval: approve()}, nil); r.status() != 0 {
 			b.Fatalf("status %d: %v %v", r.status(), r.err, r.denied)
 		}
 		via = append(via, time.Since(t))
@@ -72,7 +72,7 @@ func BenchmarkExec(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				r := e.exec(context.Background(), &helperv1.ExecStart{Command: "true", Approved: true}, nil)
+				r := e.exec(context.Background(), &helperv1.ExecStart{Command: "true", Approval: approve()}, nil)
 				if r.status() != 0 {
 					b.Errorf("status %d: %v %v", r.status(), r.err, r.denied)
 					return

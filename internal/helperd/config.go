@@ -73,9 +73,15 @@ type Config struct {
 	// Home and User describe the user commands run as (HOME, USER, LOGNAME, and the
 	// ShellSafety context's home).
 	Home, User string
-	// RequireOwnedDirs makes the helper refuse a cwd or workspace that is not inside a
-	// directory the peer's uid owns (the user helper).
+	// RequireOwnedDirs makes the helper refuse a workspace the peer's uid does not own
+	// (workspace.Validate's workspace.other-owner; the user helper).
 	RequireOwnedDirs bool
+	// StateDirs are S-Code state directories beyond workspace.StateDirs (the audit log's
+	// directory when it was moved); no workspace may hold or lie inside one.
+	StateDirs []string
+	// ApprovalTTL is how long an approval stays valid after its plan was issued; 0 means
+	// permission.DefaultTTL (5 minutes).
+	ApprovalTTL time.Duration
 	// MaxConcurrent bounds commands running at once (further requests wait for a free
 	// slot); 0 means DefaultMaxConcurrent.
 	MaxConcurrent int

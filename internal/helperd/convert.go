@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/s-code-dev/s-code/audit"
+	"github.com/s-code-dev/s-code/internal/helperwire"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -44,38 +45,10 @@ func signalOf(s helperv1.Signal) (syscall.Signal, bool) {
 	return 0, false
 }
 
-// DecisionToProto maps a ShellSafety decision to the wire.
-func DecisionToProto(d safety.Decision) helperv1.Decision {
-	switch d {
-	case safety.Allow:
-		return helperv1.Decision_DECISION_ALLOW
-	case safety.Ask:
-		return helperv1.Decision_DECISION_ASK
-	}
-	return helperv1.Decision_DECISION_DENY
-}
+// DecisionToProto maps a ShellSafety decision to the wire (helperwire.DecisionToProto).
+func DecisionToProto(d safety.Decision) helperv1.Decision { return helperwire.DecisionToProto(d) }
 
-func decisionString(d helperv1.Decision) string {
-	switch d {
-	case helperv1.Decision_DECISION_ALLOW:
-		return "allow"
-	case helperv1.Decision_DECISION_ASK:
-		return "ask"
-	}
-	return "deny"
-}
-
-func findingsToProto(fs []safety.Finding) []*helperv1.Finding {
-	out := make([]*helperv1.Finding, len(fs))
-	for i, f := range fs {
-		out[i] = &helperv1.Finding{Rule: f.Rule, Decision: DecisionToProto(f.Decision), Command: f.Command, Offset: int32(f.Offset), Message: f.Message}
-	}
-	return out
-}
-
-func verdictToProto(v safety.Verdict) *helperv1.Verdict {
-	return &helperv1.Verdict{Decision: DecisionToProto(v.Decision), Findings: findingsToProto(v.Findings)}
-}
+func decisionString(d helperv1.Decision) string { return helperwire.DecisionFromProto(d).String() }
 
 func ruleIDs(v safety.Verdict) []string {
 	ids := make([]string, 0, len(v.Findings))

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,21 +22,25 @@ import (
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/peerauth"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/permission"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
 // Rule ids of the helper's own denials (ShellSafety's rule ids pass through unchanged).
 const (
-	RuleApprovalRequired = "approval.required"  // an ask verdict without a person's approval
-	RuleAuditUnavailable = "audit.unavailable"  // the audit record could not be written
-	RuleEnvInjection     = "env.injection"      // a refused environment addition
-	RuleInvalidRequest   = "request.invalid"    // a malformed request
-	RuleDirNotAllowed    = "request.dir"        // cwd or workspace missing or not the peer's
-	RuleRunnerFailed     = "runner.unavailable" // the runner (sandbox) could not build the command
-	RulePeerNotAdmitted  = "peer.not-admitted"  // a caller the helper does not admit (refused record)
-	RulePeerUnknown      = "peer.unknown"       // peer credentials could not be read (refused record)
-	ruleSafetyDeny       = "safety.deny"        // a deny verdict without findings
+	RuleApprovalRequired = permission.RuleApprovalRequired // a plan that needs approval, without one
+	RuleApprovalMismatch = permission.RuleApprovalMismatch // an approval of another plan
+	RuleApprovalReplayed = permission.RuleApprovalReplayed // an approval used before
+	RuleApprovalExpired  = permission.RuleApprovalExpired  // an approval that lapsed
+	RuleAuditUnavailable = "audit.unavailable"             // the audit record could not be written
+	RuleEnvInjection     = "env.injection"                 // a refused environment addition
+	RuleInvalidRequest   = "request.invalid"               // a malformed request
+	RuleDirNotAllowed    = "request.dir"                   // cwd or workspace missing or not the peer's
+	RuleRunnerFailed     = "runner.unavailable"            // the runner (sandbox) could not build the command
+	RulePeerNotAdmitted  = "peer.not-admitted"             // a caller the helper does not admit (refused record)
+	RulePeerUnknown      = "peer.unknown"                  // peer credentials could not be read (refused record)
+	ruleSafetyDeny       = "safety.deny"                   // a deny verdict without findings
 )
 
 // dirs are a request's directories after validation.
@@ -57,100 +58,144 @@ func (s *Server) Exec(stream helperv1.Helper_ExecServer) error {
 	return err
 }
 
+// execution is one Exec request as it moves through the steps of exec.
+type execution struct {
+	c     peercred.Creds
+	start *helperv1.ExecStart
+	op    operation
+	base  audit.Record // the fields every record of the request carries
+	log   *zap.Logger
+	pl    *planned
+	// postRunErr is why the runner's post-run check was incomplete (see postRun), or "".
+	postRunErr string
+}
+
+// exec runs one Exec stream as a pipeline of named steps: admit → plan → check approval →
+// reserve → prepare → record start → run → record exit. A step that refuses ends the
+// stream with a Denied and a denied audit record.
 func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	ctx := stream.Context()
-	c, err := peerauth.FromContext(ctx)
-	if err != nil {
-		return status.Error(codes.Unauthenticated, err.Error())
-	}
-	first, err := stream.Recv()
+	x, err := s.admit(stream)
 	if err != nil {
 		return err
-	}
-	start := first.GetStart()
-	if start == nil {
-		return status.Error(codes.InvalidArgument, "the first message of Exec must be start")
 	}
 	s.handlers.Add(1)
 	defer s.handlers.Done()
 
-	base := audit.Record{
-		RequestID: newRequestID(),
-		Helper:    s.cfg.Role.String(),
-		Peer:      auditPeer(c),
-		Command:   auditCommand(start.GetCommand()),
-		Cwd:       start.GetCwd(),
-		Workspace: start.GetWorkspace(),
-		Env:       auditEnv(start.GetEnv()),
-		Client:    clientVerdict(start.GetClientVerdict()),
-		Approved:  start.GetApproved(),
-	}
-	log := s.cfg.Logger.With(zap.String("request_id", base.RequestID), zap.Uint32("peer_uid", c.UID), zap.Int32("peer_pid", c.PID))
-
-	req := base
+	req := x.base
 	req.Kind = audit.KindRequest
 	if !s.audit(ctx, &req, false) {
 		return out.deny(&helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper cannot write its audit log, so it runs nothing"})
 	}
-	if err := out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Accepted{Accepted: &helperv1.Accepted{RequestId: base.RequestID}}}); err != nil {
+	if err := out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Accepted{Accepted: &helperv1.Accepted{RequestId: x.base.RequestID}}}); err != nil {
+		return err
+	}
+	deny := func(d *helperv1.Denied) error {
+		r := x.base
+		withPlan(&r, x.pl)
+		r.Kind = audit.KindDenied
+		r.Verdict = denialSummary(d.GetRule(), x.pl.verdict())
+		r.Reason = d.GetRule() + ": " + d.GetReason()
+		s.audit(ctx, &r, false)
+		x.log.Info("denied", zap.String("rule", d.GetRule()), zap.String("reason", d.GetReason()))
+		return out.deny(d)
+	}
+
+	// plan: the helper's own projection, recomputed here whatever the client saw.
+	var denial *helperv1.Denied
+	if x.pl, denial = s.planOf(x.c, x.op); denial != nil {
+		return deny(denial)
+	}
+	withPlan(&x.base, x.pl)
+	// check approval: what runs is what was approved, once.
+	if denial := s.checkApproval(x.c, x.pl, x.start.GetApproval()); denial != nil {
+		return deny(denial)
+	}
+	x.base.Approved = x.pl.outcome.Result == permission.NeedsApproval
+
+	// reserve: at most MaxConcurrent commands run; further requests wait for a free slot.
+	release, err := s.reserve(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	cmdCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.runCtx, cancel)()
+
+	// prepare: the runner (sandbox) builds the command from the plan's Spec.
+	spec := x.pl.spec
+	spec.RequestID = x.base.RequestID
+	cmd, err := s.cfg.Runner.Command(cmdCtx, spec)
+	if err != nil {
+		x.log.Error("runner failed", zap.Error(err))
+		return deny(&helperv1.Denied{Rule: RuleRunnerFailed, Reason: "the helper could not prepare the command: " + err.Error()})
+	}
+
+	// record start: durably, before the command starts.
+	st := x.base
+	st.Kind = audit.KindStart
+	st.Verdict = summary(x.pl.verdict())
+	if !s.audit(ctx, &st, true) {
+		return deny(&helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper could not write the start record durably, so the command did not run"})
+	}
+
+	// run.
+	r, timeout, err := s.run(stream, out, x, cmdCtx, cmd)
+	if err != nil {
 		return err
 	}
 
-	spec, verdict, denial := s.decide(c, start, base.RequestID)
-	// release frees the slot as soon as the command has ended and its exit record is
-	// written (the last events may still wait for a slow client).
-	release := func() {}
-	if denial == nil {
-		// At most MaxConcurrent commands run; further requests wait for a free slot.
-		select {
-		case s.slots <- struct{}{}:
-			var once sync.Once
-			release = func() { once.Do(func() { <-s.slots }) }
-			defer release()
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		case <-s.runCtx.Done():
-			return status.Error(codes.Unavailable, "the helper is stopping")
-		}
-	}
-	var cmdCtx context.Context
-	if denial == nil {
-		var cancel context.CancelFunc
-		cmdCtx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(s.runCtx, cancel)()
-	}
-	var cmd *exec.Cmd
-	if denial == nil {
-		if cmd, err = s.cfg.Runner.Command(cmdCtx, spec); err != nil {
-			log.Error("runner failed", zap.Error(err))
-			denial = &helperv1.Denied{Rule: RuleRunnerFailed, Reason: "the helper could not prepare the command: " + err.Error()}
-		}
-	}
-	if denial != nil {
-		d := base
-		d.Kind = audit.KindDenied
-		d.Verdict = denialSummary(denial.GetRule(), verdict)
-		d.Reason = denial.GetRule() + ": " + denial.GetReason()
-		s.audit(ctx, &d, false)
-		log.Info("denied", zap.String("rule", denial.GetRule()), zap.String("reason", denial.GetReason()))
-		return out.deny(denial)
-	}
+	// post-run check (the sandbox's quarantine), then record exit: even when the client has
+	// gone, and before the slot is freed, so that in the log a command's exit precedes the
+	// start of the one that waited for its slot.
+	s.postRun(out, x, cmd)
+	ev := s.recordExit(ctx, x, r, timeout)
+	release()
+	x.log.Info("exited", zap.Int("status", r.Status()), zap.Duration("duration", r.Duration), zap.Bool("timed_out", r.TimedOut))
+	return out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Exited{Exited: ev}})
+}
 
-	st := base
-	st.Kind = audit.KindStart
-	st.Verdict = summary(verdict)
-	if !s.audit(ctx, &st, true) {
-		denial := &helperv1.Denied{Rule: RuleAuditUnavailable, Reason: "the helper could not write the start record durably, so the command did not run"}
-		d := base
-		d.Kind = audit.KindDenied
-		d.Verdict = denialSummary(denial.GetRule(), verdict)
-		d.Reason = denial.GetRule() + ": " + denial.GetReason()
-		s.audit(ctx, &d, false)
-		return out.deny(denial)
+// admit is the first step of Exec: the peer's credentials, the start message, and the
+// fields every audit record of the request carries.
+func (s *Server) admit(stream helperv1.Helper_ExecServer) (*execution, error) {
+	c, err := peerauth.FromContext(stream.Context())
+	if err != nil {
+		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
+	first, err := stream.Recv()
+	if err != nil {
+		return nil, err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return nil, status.Error(codes.InvalidArgument, "the first message of Exec must be start")
+	}
+	x := &execution{c: c, start: start, op: opOfStart(start)}
+	x.base = s.baseRecord(c, x.op, newRequestID())
+	x.base.Approval = auditApproval(start.GetApproval())
+	x.log = s.cfg.Logger.With(zap.String("request_id", x.base.RequestID), zap.Uint32("peer_uid", c.UID), zap.Int32("peer_pid", c.PID))
+	return x, nil
+}
 
-	timeout := s.timeout(start.GetTimeoutMs())
+// reserve waits for a free command slot and returns the function that frees it (safe to
+// call more than once).
+func (s *Server) reserve(ctx context.Context) (func(), error) {
+	select {
+	case s.slots <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-s.slots }) }, nil
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	case <-s.runCtx.Done():
+		return nil, status.Error(codes.Unavailable, "the helper is stopping")
+	}
+}
+
+// run starts cmd, streams its output and input, and waits for it to end.
+func (s *Server) run(stream helperv1.Helper_ExecServer, out *sender, x *execution, cmdCtx context.Context, cmd *exec.Cmd) (execrun.Result, time.Duration, error) {
+	ctx := stream.Context()
+	timeout := s.timeout(x.start.GetTimeoutMs())
 	p, err := execrun.Start(cmdCtx, cmd, execrun.Options{
 		Output:         out.output,
 		OnDrainExpired: out.abandonOutput,
@@ -158,70 +203,56 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		KillGrace:      s.cfg.KillGrace,
 	})
 	if err != nil {
-		if ae, ok := s.cfg.Runner.(execrun.AfterExit); ok {
-			ae.AfterExit(cmd) // nothing ran: only frees the runner's state
-		}
-		x := base
-		x.Kind = audit.KindExit
-		x.Verdict = summary(verdict)
-		x.Reason = "start failed: " + err.Error()
-		s.audit(ctx, &x, false)
-		log.Error("start failed", zap.Error(err))
-		return status.Errorf(codes.Internal, "the helper could not start the command: %v", err)
+		s.postRun(nil, x, cmd) // nothing ran: only frees the runner's state
+		r := x.base
+		r.Kind = audit.KindExit
+		r.Verdict = summary(x.pl.verdict())
+		r.Reason = "start failed: " + err.Error()
+		s.audit(ctx, &r, false)
+		x.log.Error("start failed", zap.Error(err))
+		return execrun.Result{}, 0, status.Errorf(codes.Internal, "the helper could not start the command: %v", err)
 	}
 	s.running.Add(1)
-	log.Info("started", zap.Int("pid", p.Pid()), zap.Bool("approved", start.GetApproved()))
+	x.log.Info("started", zap.Int("pid", p.Pid()), zap.Bool("approved", x.base.Approved), zap.String("mode", x.base.Mode))
 	if err := out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Started{Started: &helperv1.Started{Pid: int32(p.Pid())}}}); err != nil {
-		log.Info("client gone before start was sent", zap.Error(err))
+		x.log.Info("client gone before start was sent", zap.Error(err))
 	}
-
-	go s.forwardInput(stream, p, log)
+	go s.forwardInput(stream, p, x.log)
 	r := p.Wait()
 	s.running.Add(-1)
+	return r, timeout, nil
+}
 
-	x := base
-	x.Kind = audit.KindExit
-	x.Verdict = summary(verdict)
-	x.Duration = r.Duration.Seconds()
-	x.Stdout, x.Stderr = r.StdoutBytes, r.StderrBytes
+// recordExit writes the exit record of a command that ran and returns its Exited event.
+func (s *Server) recordExit(ctx context.Context, x *execution, r execrun.Result, timeout time.Duration) *helperv1.Exited {
+	rec := x.base
+	rec.Kind = audit.KindExit
+	rec.Verdict = summary(x.pl.verdict())
+	rec.Duration = r.Duration.Seconds()
+	rec.Stdout, rec.Stderr = r.StdoutBytes, r.StderrBytes
 	ev := &helperv1.Exited{Duration: durationpb.New(r.Duration), TimedOut: r.TimedOut, StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes}
 	if r.Signal != 0 {
 		name := unix.SignalName(r.Signal)
-		x.Signal = name
+		rec.Signal = name
 		ev.Status = &helperv1.Exited_Signal{Signal: &helperv1.SignalStatus{Name: name, Number: int32(r.Signal)}}
 	} else {
 		code := r.ExitCode
-		x.ExitCode = &code
+		rec.ExitCode = &code
 		ev.Status = &helperv1.Exited_ExitCode{ExitCode: int32(code)}
 	}
 	switch {
 	case r.TimedOut:
-		x.Reason = fmt.Sprintf("timed out after %v", timeout)
+		rec.Reason = fmt.Sprintf("timed out after %v", timeout)
 	case r.Canceled && ctx.Err() != nil:
-		x.Reason = "killed: the client went away"
+		rec.Reason = "killed: the client went away"
 	case r.Canceled:
-		x.Reason = "killed: the helper is stopping"
+		rec.Reason = "killed: the helper is stopping"
 	}
-	if ae, ok := s.cfg.Runner.(execrun.AfterExit); ok {
-		// The sandbox's post-run check: what the command left that Git would read as
-		// configuration or indirection is moved aside, said on stderr and audited.
-		q, qerr := ae.AfterExit(cmd)
-		x.Quarantined = q
-		if qerr != nil {
-			log.Error("post-run check", zap.Error(qerr))
-			x.Reason = strings.TrimPrefix(x.Reason+"; post-run check: "+qerr.Error(), "; ")
-		}
-		if len(q) > 0 {
-			out.output(execrun.Stderr, []byte("s-code: the sandbox moved aside what the command wrote that Git would read as configuration (each renamed to NAME.s-code-quarantine-TAG): "+strings.Join(q, ", ")+"\n"))
-		}
+	if x.postRunErr != "" {
+		rec.Reason = strings.TrimPrefix(rec.Reason+"; "+x.postRunErr, "; ")
 	}
-	// The exit record is written even when the client has gone, and before the slot is
-	// freed, so that in the log a command's exit precedes the start of the one that waited
-	// for its slot.
-	s.audit(context.WithoutCancel(ctx), &x, false)
-	release()
-	log.Info("exited", zap.Int("status", r.Status()), zap.Duration("duration", r.Duration), zap.Bool("timed_out", r.TimedOut))
-	return out.send(&helperv1.ExecEvent{Event: &helperv1.ExecEvent_Exited{Exited: ev}})
+	s.audit(context.WithoutCancel(ctx), &rec, false)
+	return ev
 }
 
 // forwardInput reads stdin chunks, stdin close and signals from the client until the
@@ -287,108 +318,6 @@ func (s *Server) forwardInput(stream helperv1.Helper_ExecServer, p *execrun.Proc
 	}
 }
 
-// decide validates a start message and judges its command. It returns the Spec to run and
-// the verdict, or a Denied saying why nothing runs.
-func (s *Server) decide(c peercred.Creds, start *helperv1.ExecStart, requestID string) (execrun.Spec, *safety.Verdict, *helperv1.Denied) {
-	command := start.GetCommand()
-	switch {
-	case command == "":
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleInvalidRequest, Reason: "the command is empty"}
-	case len(command) > MaxCommandLen:
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleInvalidRequest, Reason: fmt.Sprintf("the command is longer than %d bytes", MaxCommandLen)}
-	case strings.IndexByte(command, 0) >= 0:
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleInvalidRequest, Reason: "the command contains a NUL byte"}
-	}
-	dialect, err := dialectOf(start.GetShell())
-	if err != nil {
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleInvalidRequest, Reason: err.Error()}
-	}
-	shell, err := execrun.ShellPath(dialect.String())
-	if err != nil {
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleInvalidRequest, Reason: err.Error()}
-	}
-	d, denial := s.resolveDirs(c, start.GetWorkspace(), start.GetCwd())
-	if denial != nil {
-		return execrun.Spec{}, nil, denial
-	}
-	env, err := execrun.BuildEnv(execrun.Base{Path: s.cfg.Path, Home: s.cfg.Home, User: s.cfg.User, Shell: shell}, start.GetEnv())
-	if err != nil {
-		return execrun.Spec{}, nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
-	}
-	v := s.judge(command, s.safetyContext(d, dialect))
-	switch v.Decision {
-	case safety.Allow:
-	case safety.Ask:
-		if !start.GetApproved() {
-			return execrun.Spec{}, &v, &helperv1.Denied{
-				Rule:     RuleApprovalRequired,
-				Reason:   "ShellSafety asks a person to approve this command (" + strings.Join(ruleIDs(v), ", ") + ") and the request carries no approval",
-				Findings: findingsToProto(v.Findings),
-			}
-		}
-	default:
-		rule, reason := ruleSafetyDeny, "ShellSafety denies this command"
-		for _, f := range v.Findings {
-			if f.Decision == safety.Deny {
-				rule, reason = f.Rule, f.Message
-				break
-			}
-		}
-		return execrun.Spec{}, &v, &helperv1.Denied{Rule: rule, Reason: reason, Findings: findingsToProto(v.Findings)}
-	}
-	argv0 := filepath.Base(shell)
-	return execrun.Spec{
-		Path:      shell,
-		Args:      []string{argv0, "-c", command},
-		Env:       env,
-		Dir:       d.cwd,
-		Workspace: d.workspace,
-		Network:   start.GetApprovedNetwork(),
-		RequestID: requestID,
-	}, &v, nil
-}
-
-// resolveDirs validates and resolves the workspace and cwd of a request: absolute, existing
-// directories (symbolic links resolved), the cwd inside the workspace, and with
-// RequireOwnedDirs inside a directory the peer's uid owns. An empty workspace means the cwd.
-func (s *Server) resolveDirs(c peercred.Creds, workspace, cwd string) (dirs, *helperv1.Denied) {
-	var d dirs
-	var err error
-	if d.cwd, err = s.resolveDir("cwd", cwd, c.UID); err != nil {
-		return d, &helperv1.Denied{Rule: RuleDirNotAllowed, Reason: err.Error()}
-	}
-	if workspace == "" {
-		d.workspace = d.cwd
-	} else if d.workspace, err = s.resolveDir("workspace", workspace, c.UID); err != nil {
-		return d, &helperv1.Denied{Rule: RuleDirNotAllowed, Reason: err.Error()}
-	}
-	if !within(d.workspace, d.cwd) {
-		return d, &helperv1.Denied{Rule: RuleDirNotAllowed, Reason: fmt.Sprintf("cwd %s is outside the workspace %s", d.cwd, d.workspace)}
-	}
-	return d, nil
-}
-
-func (s *Server) resolveDir(what, p string, uid uint32) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", fmt.Errorf("%s %q is not an absolute path", what, p)
-	}
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("%s %q does not exist: %w", what, p, err)
-	}
-	fi, err := os.Stat(r)
-	if err != nil {
-		return "", fmt.Errorf("%s %q: %w", what, p, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s %q is not a directory", what, p)
-	}
-	if s.cfg.RequireOwnedDirs && !insideOwnedDir(r, uid) {
-		return "", fmt.Errorf("%s %q is not inside a directory owned by uid %d", what, p, uid)
-	}
-	return r, nil
-}
-
 // auditCommand returns the command text for audit records: cut at MaxCommandLen (such a
 // request is denied anyway), so a client cannot make one record megabytes long.
 func auditCommand(c string) string {
@@ -396,29 +325,6 @@ func auditCommand(c string) string {
 		return c
 	}
 	return strings.ToValidUTF8(c[:MaxCommandLen], "") + " …[truncated]"
-}
-
-// within reports whether path is root or lies beneath it (both absolute and clean).
-func within(root, path string) bool {
-	if root == "/" || root == path {
-		return true
-	}
-	return strings.HasPrefix(path, root+"/")
-}
-
-// insideOwnedDir reports whether dir or one of its ancestors is owned by uid.
-func insideOwnedDir(dir string, uid uint32) bool {
-	for {
-		var st syscall.Stat_t
-		if err := syscall.Lstat(dir, &st); err == nil && st.Uid == uid {
-			return true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return false
-		}
-		dir = parent
-	}
 }
 
 // judge returns the helper's verdict: ShellSafety's, made stricter by Gate when set.

@@ -153,11 +153,63 @@ func (r *result) status() int {
 	return int(r.exited.GetExitCode())
 }
 
+// approve stands in a test's ExecStart for "a person approves whatever the helper's plan
+// shows": exec asks the helper for the plan first and sends its digest and nonce.
+func approve() *helperv1.Approval {
+	return &helperv1.Approval{Channel: helperv1.ApprovalChannel_APPROVAL_CHANNEL_FLAG}
+}
+
+// planFor asks the helper for the plan of start (intent run), as a client does before Exec.
+func (e *env) planFor(ctx context.Context, start *helperv1.ExecStart) (*helperv1.PlanResponse, error) {
+	return e.client.Plan(ctx, &helperv1.PlanRequest{
+		Command: start.Command, Shell: start.Shell, Workspace: start.Workspace, Cwd: start.Cwd, Env: start.Env,
+		TimeoutMs: start.TimeoutMs, ClientVerdict: start.ClientVerdict, Mode: start.Mode, Network: start.Network,
+		ExtraWritable: start.ExtraWritable, Path: start.Path, Intent: helperv1.PlanIntent_PLAN_INTENT_RUN,
+	})
+}
+
 // exec runs start through a raw gRPC client, sending stdin (then stdin close) when not nil.
+// An unset cwd is the test's work directory and an unset mode is Manual; an approve()
+// approval is filled from the helper's plan (see approve).
 func (e *env) exec(ctx context.Context, start *helperv1.ExecStart, stdin []byte) *result {
+	if err := e.prepare(ctx, start); err != nil {
+		return &result{err: err}
+	}
+	return e.execRaw(ctx, start, stdin)
+}
+
+// prepare fills the defaults of exec into start: the work directory, Manual mode, and an
+// approve() approval from the helper's plan.
+func (e *env) prepare(ctx context.Context, start *helperv1.ExecStart) error {
 	if start.Cwd == "" {
 		start.Cwd = e.work
 	}
+	if start.Mode == helperv1.Mode_MODE_UNSPECIFIED {
+		start.Mode = helperv1.Mode_MODE_MANUAL
+	}
+	if a := start.Approval; a != nil && a.Digest == "" && a.Nonce == "" {
+		resp, err := e.planFor(ctx, start)
+		if err != nil {
+			return err
+		}
+		if resp.GetNonce() != "" {
+			a.Digest, a.Nonce, a.ExpiresAt = resp.GetPlan().GetDigest(), resp.GetNonce(), resp.GetNonceExpiresAt()
+		}
+	}
+	return nil
+}
+
+// startMsg returns the first message of an Exec stream for start, prepared as exec does.
+func (e *env) startMsg(t *testing.T, start *helperv1.ExecStart) *helperv1.ExecRequest {
+	t.Helper()
+	if err := e.prepare(ctx(t), start); err != nil {
+		t.Fatal(err)
+	}
+	return &helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: start}}
+}
+
+// execRaw runs start as it is.
+func (e *env) execRaw(ctx context.Context, start *helperv1.ExecStart, stdin []byte) *result {
 	r := &result{}
 	st, err := e.client.Exec(ctx)
 	if err != nil {
@@ -208,7 +260,7 @@ func ctx(t *testing.T) context.Context {
 
 func TestExecRunsAndAudits(t *testing.T) {
 	e := newEnv(t, nil)
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo out; echo err >&2; exit 3", Approved: true,
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo out; echo err >&2; exit 3", Approval: approve(),
 		ClientVerdict: &helperv1.ClientVerdict{Decision: helperv1.Decision_DECISION_ASK, Rules: []string{"x.y"}}}, nil)
 	if r.err != nil || r.denied != nil {
 		t.Fatalf("err %v denied %v", r.err, r.denied)
@@ -230,8 +282,12 @@ func TestExecRunsAndAudits(t *testing.T) {
 	}
 	e.aud.mu.Unlock()
 	req, _ := e.aud.find(audit.KindRequest, r.requestID)
-	if req.Client == nil || req.Client.Decision != "ask" || !req.Approved || req.Command != "echo out; echo err >&2; exit 3" {
+	if req.Client == nil || req.Client.Decision != "ask" || req.Approval == nil || req.Approval.Channel != "flag" || req.Mode != "manual" || req.Command != "echo out; echo err >&2; exit 3" {
 		t.Errorf("request record %+v", req)
+	}
+	// The helper's plan allows it: no approval was needed, so none was taken.
+	if st, _ := e.aud.find(audit.KindStart, r.requestID); st.Approved || len(st.PlanDigest) != 64 || st.Mode != "manual" || st.Workspace == "" {
+		t.Errorf("start record %+v", st)
 	}
 	x, _ := e.aud.find(audit.KindExit, r.requestID)
 	if x.ExitCode == nil || *x.ExitCode != 3 || x.Stdout != 4 || x.Stderr != 4 {
@@ -250,7 +306,7 @@ func TestExitStatusParity(t *testing.T) {
 		{"no-such-command-s-code", 127, ""}, {"kill -TERM $$", 143, "SIGTERM"}, {"kill -INT $$", 130, "SIGINT"},
 	} {
 		t.Run(tc.command, func(t *testing.T) {
-			r := e.exec(ctx(t), &helperv1.ExecStart{Command: tc.command, Approved: true}, nil)
+			r := e.exec(ctx(t), &helperv1.ExecStart{Command: tc.command, Approval: approve()}, nil)
 			if r.err != nil || r.denied != nil {
 				t.Fatalf("err %v denied %v", r.err, r.denied)
 			}
@@ -282,7 +338,7 @@ func TestRawClientDenied(t *testing.T) {
 	if v.Decision != safety.Deny {
 		t.Fatalf("ShellSafety says %v for rm -rf /; refusing to send it approved", v.Decision)
 	}
-	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "rm -rf /", Approved: true}, nil)
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "rm -rf /", Approval: approve()}, nil)
 	if r.denied == nil || r.denied.GetRule() == helperd.RuleApprovalRequired || r.pid != 0 {
 		t.Fatalf("approved rm -rf / not denied by rule: %+v", r.denied)
 	}
@@ -310,7 +366,7 @@ func TestEnvInjectionRefused(t *testing.T) {
 	t.Setenv("S_CODE_HELPER_CANARY", "leaked") // the helper's own environment
 	for _, name := range []string{"LD_PRELOAD", "BASH_ENV", "GIT_SSH_COMMAND"} {
 		t.Run(name, func(t *testing.T) {
-			r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approved: true, Env: map[string]string{name: "/tmp/evil", "OK_VAR": "1"}}, nil)
+			r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approval: approve(), Env: map[string]string{name: "/tmp/evil", "OK_VAR": "1"}}, nil)
 			if r.denied.GetRule() != helperd.RuleEnvInjection || !strings.Contains(r.denied.GetReason(), name) || r.pid != 0 {
 				t.Fatalf("denied %+v pid %d", r.denied, r.pid)
 			}
@@ -325,7 +381,7 @@ func TestEnvInjectionRefused(t *testing.T) {
 			}
 		})
 	}
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approved: true, Env: map[string]string{"OK_VAR": "1", "LANG": "C.UTF-8"}}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approval: approve(), Env: map[string]string{"OK_VAR": "1", "LANG": "C.UTF-8"}}, nil)
 	if r.status() != 0 {
 		t.Fatalf("env: %+v %v", r.denied, r.err)
 	}
@@ -355,7 +411,7 @@ func TestDirValidation(t *testing.T) {
 		"cwd-prefix-only":   {Command: "true", Workspace: e.work, Cwd: mkdir(t, e.work+"-sibling")},
 	} {
 		t.Run(name, func(t *testing.T) {
-			start.Approved = true
+			start.Approval = approve()
 			r := e.exec(ctx(t), start, nil)
 			if r.denied.GetRule() != helperd.RuleDirNotAllowed || r.pid != 0 {
 				t.Fatalf("denied %+v", r.denied)
@@ -365,9 +421,9 @@ func TestDirValidation(t *testing.T) {
 	// A symlinked cwd runs in its target.
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(e.work, link)
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "pwd -P", Cwd: link, Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "pwd -P", Cwd: link, Approval: approve()}, nil)
 	sub := mkdir(t, filepath.Join(e.work, "sub"))
-	if r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Workspace: link, Cwd: sub, Approved: true}, nil); r.status() != 0 {
+	if r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Workspace: link, Cwd: sub, Approval: approve()}, nil); r.status() != 0 {
 		t.Errorf("cwd inside a symlinked workspace: %+v", r.denied)
 	}
 	if want, _ := filepath.EvalSymlinks(e.work); strings.TrimSpace(r.stdout.String()) != want {
@@ -377,7 +433,7 @@ func TestDirValidation(t *testing.T) {
 
 func TestStdinAndSignal(t *testing.T) {
 	e := newEnv(t, nil)
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "tr a-z A-Z", Approved: true}, []byte("hello\n"))
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "tr a-z A-Z", Approval: approve()}, []byte("hello\n"))
 	if r.stdout.String() != "HELLO\n" {
 		t.Fatalf("stdout %q (%+v)", r.stdout.String(), r.denied)
 	}
@@ -385,7 +441,7 @@ func TestStdinAndSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "trap 'echo usr1; exit 9' USR1; echo ready; while :; do sleep 0.05; done", Cwd: e.work, Approved: true}}})
+	st.Send(e.startMsg(t, &helperv1.ExecStart{Command: "trap 'echo usr1; exit 9' USR1; echo ready; while :; do sleep 0.05; done", Cwd: e.work, Approval: approve()}))
 	// Stdin ends first (as the CLI's does with no input): signals must still be delivered.
 	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_StdinClose{StdinClose: &helperv1.StdinClose{}}})
 	var out strings.Builder
@@ -411,7 +467,7 @@ func TestStdinAndSignal(t *testing.T) {
 
 func TestTimeoutKillsGroup(t *testing.T) {
 	e := newEnv(t, nil)
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 300 & sleep 300", Approved: true, TimeoutMs: 300}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 300 & sleep 300", Approval: approve(), TimeoutMs: 300}, nil)
 	if r.exited == nil || !r.exited.GetTimedOut() || r.exited.GetSignal() == nil {
 		t.Fatalf("exited %+v err %v", r.exited, r.err)
 	}
@@ -431,7 +487,7 @@ func TestClientDisconnectKillsGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "sleep 300 & sleep 300", Cwd: e.work, Approved: true}}})
+	st.Send(e.startMsg(t, &helperv1.ExecStart{Command: "sleep 300 & sleep 300", Cwd: e.work, Approval: approve()}))
 	var pid int32
 	var id string
 	for pid == 0 {
@@ -468,7 +524,7 @@ func TestAuditUnavailableRunsNothing(t *testing.T) {
 	e := newEnv(t, nil)
 	e.aud.fail[audit.KindStart] = true
 	marker := filepath.Join(e.work, "ran")
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "touch " + marker, Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "touch " + marker, Approval: approve()}, nil)
 	if r.denied.GetRule() != helperd.RuleAuditUnavailable || r.pid != 0 {
 		t.Fatalf("denied %+v", r.denied)
 	}
@@ -476,7 +532,7 @@ func TestAuditUnavailableRunsNothing(t *testing.T) {
 		t.Fatal("the command ran without its start record")
 	}
 	e.aud.fail[audit.KindRequest] = true
-	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "touch " + marker, Approved: true}, nil)
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: "touch " + marker, Approval: approve()}, nil)
 	if r.denied.GetRule() != helperd.RuleAuditUnavailable {
 		t.Fatalf("denied %+v", r.denied)
 	}
@@ -487,12 +543,14 @@ func TestAuditUnavailableRunsNothing(t *testing.T) {
 func TestConcurrencyLimit(t *testing.T) {
 	e := newEnv(t, func(c *helperd.Config) { c.MaxConcurrent = 1 })
 	first := make(chan *result, 1)
-	go func() { first <- e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 0.4", Approved: true}, nil) }()
+	go func() {
+		first <- e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 0.4", Approval: approve()}, nil)
+	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for e.srv.Running() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approval: approve()}, nil)
 	if r.status() != 0 {
 		t.Fatalf("second command: %+v %v", r.denied, r.err)
 	}
@@ -507,7 +565,7 @@ func TestConcurrencyLimit(t *testing.T) {
 // TestTimeoutCappedByMaximum: a request asking for more than MaxTimeout gets MaxTimeout.
 func TestTimeoutCappedByMaximum(t *testing.T) {
 	e := newEnv(t, func(c *helperd.Config) { c.MaxTimeout = 300 * time.Millisecond })
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 30", Approved: true, TimeoutMs: 60000}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "sleep 30", Approval: approve(), TimeoutMs: 60000}, nil)
 	if r.exited == nil || !r.exited.GetTimedOut() || r.exited.GetDuration().AsDuration() > 10*time.Second {
 		t.Fatalf("exited %+v denied %+v", r.exited, r.denied)
 	}
@@ -515,7 +573,7 @@ func TestTimeoutCappedByMaximum(t *testing.T) {
 
 func TestStatusAndCheck(t *testing.T) {
 	e := newEnv(t, func(c *helperd.Config) { c.PolicySummary = "same uid only" })
-	e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approved: true}, nil)
+	e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Approval: approve()}, nil)
 	st, err := e.client.Status(ctx(t), &helperv1.StatusRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -541,7 +599,7 @@ func TestShutdownKillsAfterGrace(t *testing.T) {
 	e := newEnv(t, nil)
 	started := make(chan *result, 1)
 	go func() {
-		r := e.exec(context.Background(), &helperv1.ExecStart{Command: "trap '' TERM; sleep 300", Approved: true}, nil)
+		r := e.exec(context.Background(), &helperv1.ExecStart{Command: "trap '' TERM; sleep 300", Approval: approve()}, nil)
 		started <- r
 	}()
 	deadline := time.Now().Add(5 * time.Second)
@@ -572,7 +630,7 @@ func TestGateMakesStricter(t *testing.T) {
 		return safety.Verdict{Decision: safety.Allow} // tries to loosen: ignored
 	}
 	e := newEnv(t, func(c *helperd.Config) { c.Gate = gate })
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo forbidden", Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "echo forbidden", Approval: approve()}, nil)
 	if r.denied.GetRule() != "test.gate" || r.pid != 0 {
 		t.Fatalf("denied %+v", r.denied)
 	}
@@ -603,7 +661,7 @@ func TestStalledClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "cat /dev/zero", Cwd: e.work, Approved: true, TimeoutMs: 300}}})
+	st.Send(e.startMsg(t, &helperv1.ExecStart{Command: "cat /dev/zero", Cwd: e.work, Approval: approve(), TimeoutMs: 300}))
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		x, ok := e.aud.find(audit.KindExit, "")
@@ -629,7 +687,7 @@ func TestStalledClient(t *testing.T) {
 func TestLongCommandDeniedAndCut(t *testing.T) {
 	e := newEnv(t, nil)
 	long := "echo " + strings.Repeat("x", helperd.MaxCommandLen)
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: long, Approved: true}, nil)
+	r := e.exec(ctx(t), &helperv1.ExecStart{Command: long, Approval: approve()}, nil)
 	if r.denied.GetRule() != helperd.RuleInvalidRequest || r.pid != 0 {
 		t.Fatalf("denied %+v", r.denied)
 	}
@@ -637,7 +695,7 @@ func TestLongCommandDeniedAndCut(t *testing.T) {
 	if len(req.Command) > helperd.MaxCommandLen+32 || !strings.HasSuffix(req.Command, "[truncated]") {
 		t.Errorf("request record command is %d bytes", len(req.Command))
 	}
-	r = e.exec(ctx(t), &helperv1.ExecStart{Command: strings.Repeat("x", 2<<20), Approved: true}, nil)
+	r = e.exec(ctx(t), &helperv1.ExecStart{Command: strings.Repeat("x", 2<<20), Approval: approve()}, nil)
 	if status.Code(r.err) != codes.ResourceExhausted {
 		t.Errorf("a 2 MiB start message: %v", r.err)
 	}
@@ -678,13 +736,13 @@ func TestDeniedRecordsCarryRule(t *testing.T) {
 		fail  audit.Kind // a record kind the auditor fails
 		rule  string
 	}{
-		{"env-injection", e, &helperv1.ExecStart{Command: "true", Approved: true, Env: map[string]string{"LD_PRELOAD": "/x.so"}}, "", helperd.RuleEnvInjection},
-		{"bad-cwd", e, &helperv1.ExecStart{Command: "true", Approved: true, Cwd: "/nonexistent/s-code"}, "", helperd.RuleDirNotAllowed},
-		{"empty-command", e, &helperv1.ExecStart{Command: "", Approved: true}, "", helperd.RuleInvalidRequest},
+		{"env-injection", e, &helperv1.ExecStart{Command: "true", Approval: approve(), Env: map[string]string{"LD_PRELOAD": "/x.so"}}, "", helperd.RuleEnvInjection},
+		{"bad-cwd", e, &helperv1.ExecStart{Command: "true", Approval: approve(), Cwd: "/nonexistent/s-code"}, "", helperd.RuleDirNotAllowed},
+		{"empty-command", e, &helperv1.ExecStart{Command: "", Approval: approve()}, "", helperd.RuleInvalidRequest},
 		{"approval-required", e, &helperv1.ExecStart{Command: ask}, "", helperd.RuleApprovalRequired},
-		{"shellsafety-deny", e, &helperv1.ExecStart{Command: "rm -rf /", Approved: true}, "", denyRule},
-		{"runner-unavailable", bad, &helperv1.ExecStart{Command: "true", Approved: true}, "", helperd.RuleRunnerFailed},
-		{"audit-unavailable", e, &helperv1.ExecStart{Command: "true", Approved: true}, audit.KindStart, helperd.RuleAuditUnavailable},
+		{"shellsafety-deny", e, &helperv1.ExecStart{Command: "rm -rf /", Approval: approve()}, "", denyRule},
+		{"runner-unavailable", bad, &helperv1.ExecStart{Command: "true", Approval: approve()}, "", helperd.RuleRunnerFailed},
+		{"audit-unavailable", e, &helperv1.ExecStart{Command: "true", Approval: approve()}, audit.KindStart, helperd.RuleAuditUnavailable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

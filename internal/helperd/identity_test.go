@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Printf("status=%s\n", status.Code(err))
 		st, err := c.Exec(ctx)
 		if err == nil {
-			st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "echo ran", Cwd: "/tmp", Approved: true}}})
+			st.Send(&helperv1.ExecRequest{Msg: &helperv1.ExecRequest_Start{Start: &helperv1.ExecStart{Command: "echo ran", Cwd: "/tmp", Mode: helperv1.Mode_MODE_MANUAL}}})
 			for {
 				ev, err2 := st.Recv()
 				if err2 != nil {

@@ -22,7 +22,7 @@ func TestConcurrentCommands(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := fmt.Sprintf("for j in $(seq 1 100); do echo out-%d-$j; echo err-%d-$j >&2; done", i, i)
-			results[i] = e.exec(ctx(t), &helperv1.ExecStart{Command: cmd, Approved: true}, nil)
+			results[i] = e.exec(ctx(t), &helperv1.ExecStart{Command: cmd, Approval: approve()}, nil)
 		}()
 	}
 	wg.Wait()

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +21,11 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/s-code-dev/s-code/audit"
+	"github.com/s-code-dev/s-code/internal/helperwire"
 	"github.com/s-code-dev/s-code/internal/peerauth"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/workspace"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -36,6 +41,12 @@ type Server struct {
 	started time.Time
 	slots   chan struct{} // one token per running command (MaxConcurrent)
 	running atomic.Int32
+	// nonces are the single-use nonces of plans that need approval.
+	nonces *permission.Nonces
+	// home is Config.Home with symbolic links resolved; stateDirs are S-Code's own state
+	// directories (workspace.Validate refuses them).
+	home      string
+	stateDirs []string
 
 	// runCtx ends when Shutdown gives up waiting: every running command is killed.
 	runCtx    context.Context
@@ -53,6 +64,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, started: time.Now(), slots: make(chan struct{}, cfg.MaxConcurrent), health: health.NewServer()}
+	s.nonces = permission.NewNonces(cfg.ApprovalTTL, 0)
+	s.home = filepath.Clean(cfg.Home)
+	if h, err := filepath.EvalSymlinks(cfg.Home); err == nil {
+		s.home = h
+	}
+	s.stateDirs = append(workspace.StateDirs(os.Getenv, s.home), cfg.StateDirs...)
 	s.runCtx, s.runCancel = context.WithCancel(context.Background())
 	s.grpc = grpc.NewServer(
 		grpc.Creds(peerauth.NewServerCredentials(s.handshakeFailed)),
@@ -196,7 +213,7 @@ func (s *Server) Check(ctx context.Context, req *helperv1.CheckRequest) (*helper
 		return nil, status.Error(codes.InvalidArgument, denial.GetReason())
 	}
 	v := s.judge(req.GetCommand(), s.safetyContext(dirs, dialect))
-	return &helperv1.CheckResponse{Verdict: verdictToProto(v)}, nil
+	return &helperv1.CheckResponse{Verdict: helperwire.VerdictToProto(v)}, nil
 }
 
 // Status reports the helper's version, uptime, role, policy summary and audit head.

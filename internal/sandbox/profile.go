@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/s-code-dev/s-code/internal/workspace"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -363,13 +364,8 @@ func ParseProfile(b []byte) (Profile, error) {
 	return p, nil
 }
 
-// within reports whether path is dir or lies beneath it (both clean and absolute).
-func within(dir, path string) bool {
-	if dir == "/" {
-		return true
-	}
-	return path == dir || strings.HasPrefix(path, dir+"/")
-}
+// within is workspace.Within, the one containment test.
+func within(dir, path string) bool { return workspace.Within(dir, path) }
 
 // anyWithin reports whether path is one of dirs or lies beneath one of them.
 func anyWithin(dirs []string, path string) bool {
@@ -381,8 +377,8 @@ func anyWithin(dirs []string, path string) bool {
 	return false
 }
 
-// Within reports whether path is dir or lies beneath it; both must be clean absolute paths.
-func Within(dir, path string) bool { return within(dir, path) }
+// Within is workspace.Within (kept for the launcher's callers).
+func Within(dir, path string) bool { return workspace.Within(dir, path) }
 
 func cleanSet(paths []string) []string {
 	out := make([]string, 0, len(paths))

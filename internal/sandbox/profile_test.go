@@ -274,3 +274,13 @@ func TestCard(t *testing.T) {
 		t.Errorf("card JSON: %s", js)
 	}
 }
+
+// TestGateVerdictZero: a zero verdict stays deny through the gate, on a machine that
+// confines and on one that does not.
+func TestGateVerdictZero(t *testing.T) {
+	for _, f := range []Features{{OS: "linux", LandlockABI: 7}, {OS: "linux", Problem: "no Landlock"}} {
+		if got := GateVerdict(safety.Verdict{}, "ls", f); got.Decision != safety.Deny {
+			t.Errorf("GateVerdict(zero, %+v) = %v, want deny", f, got.Decision)
+		}
+	}
+}

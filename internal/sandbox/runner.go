@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -33,8 +34,70 @@ type Runner struct {
 // (exit 126) unless r.AllowUnconfined. It fails when the launcher is not absolute, path
 // or dir is not absolute, dir lies outside the workspace, or the profile cannot be computed.
 func (r Runner) Command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, error) {
-	cmd, _, err := r.CommandChecked(ctx, workspace, dir, network, path, args, env)
-	return cmd, err
+	p, err := r.Profile(workspace, network, nil, env)
+	if err != nil {
+		return nil, err
+	}
+	return r.CommandFor(ctx, p, dir, path, args, env)
+}
+
+// Profile returns the sandbox profile a command of workspace runs under, with network on
+// only when network is true and each of extraWritable (absolute directories outside the
+// workspace a person approved for this one run) added to the writable roots. env is the
+// command's environment; variables it lacks are read from r.Getenv. It fails when a path
+// is relative or the profile cannot be computed.
+func (r Runner) Profile(workspace string, network bool, extraWritable, env []string) (Profile, error) {
+	getenv := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		if r.Getenv != nil {
+			return r.Getenv(k)
+		}
+		return ""
+	}
+	p, err := ForWorkspace(getenv, workspace, network)
+	if err != nil {
+		return Profile{}, err
+	}
+	for _, w := range extraWritable {
+		if !filepath.IsAbs(w) || filepath.Clean(w) != w {
+			return Profile{}, fmt.Errorf("sandbox runner: extra writable path %q: %w", w, ErrRelativePath)
+		}
+		if !slices.Contains(p.WritableRoots, w) {
+			p.WritableRoots = append(p.WritableRoots, w)
+		}
+	}
+	p.AllowUnconfined = r.AllowUnconfined
+	return p, nil
+}
+
+// CommandFor returns the exec.Cmd that runs path with args in dir under the profile p (see
+// Profile), with the profile's environment changes applied to env. It fails when the
+// launcher, path or dir is not absolute, or dir lies outside p's workspace.
+func (r Runner) CommandFor(ctx context.Context, p Profile, dir, path string, args, env []string) (*exec.Cmd, error) {
+	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
+	}
+	if len(args) == 0 {
+		return nil, errors.New("sandbox runner: empty argv")
+	}
+	cdir, err := Canonical(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !within(p.Workspace, cdir) {
+		return nil, fmt.Errorf("sandbox runner: directory %s lies outside the workspace %s", cdir, p.Workspace)
+	}
+	argv := append([]string{path}, args[1:]...)
+	cmd, err := Command(ctx, r.Launcher, p, argv, env)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Dir = cdir
+	return cmd, nil
 }
 
 // PostRun is the post-run check of one command: QuarantineGit of its workspace with the
@@ -53,10 +116,12 @@ type PostRun struct {
 // workspace-relative paths moved aside (see QuarantineGit).
 func (c PostRun) Run() ([]string, error) { return QuarantineGit(c.Workspace, c.Since, c.Tag) }
 
-// CommandChecked is Command that also returns the command's post-run check; the caller
-// runs it (PostRun.Run) when the command has ended, and reports what it quarantined.
-func (r Runner) CommandChecked(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, PostRun, error) {
-	cmd, p, err := r.command(ctx, workspace, dir, network, path, args, env)
+// CheckedCommandFor is CommandFor that also returns the command's post-run check, with its
+// mark taken after everything CommandFor prepares (the cache namespace, the Git
+// placeholders); the caller runs it (PostRun.Run) when the command has ended, and reports
+// what it quarantined.
+func (r Runner) CheckedCommandFor(ctx context.Context, p Profile, dir, path string, args, env []string) (*exec.Cmd, PostRun, error) {
+	cmd, err := r.CommandFor(ctx, p, dir, path, args, env)
 	if err != nil {
 		return nil, PostRun{}, err
 	}
@@ -65,43 +130,4 @@ func (r Runner) CommandChecked(ctx context.Context, workspace, dir string, netwo
 		return nil, PostRun{}, err
 	}
 	return cmd, PostRun{Workspace: p.Workspace, Since: since, Tag: since.UTC().Format("20060102T150405.000000000Z")}, nil
-}
-
-func (r Runner) command(ctx context.Context, workspace, dir string, network bool, path string, args, env []string) (*exec.Cmd, Profile, error) {
-	if !filepath.IsAbs(r.Launcher) || !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
-		return nil, Profile{}, fmt.Errorf("sandbox runner: launcher %q, program %q and directory %q must be absolute: %w", r.Launcher, path, dir, ErrRelativePath)
-	}
-	if len(args) == 0 {
-		return nil, Profile{}, errors.New("sandbox runner: empty argv")
-	}
-	getenv := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		if r.Getenv != nil {
-			return r.Getenv(k)
-		}
-		return ""
-	}
-	p, err := ForWorkspace(getenv, workspace, network)
-	if err != nil {
-		return nil, Profile{}, err
-	}
-	p.AllowUnconfined = r.AllowUnconfined
-	cdir, err := Canonical(dir)
-	if err != nil {
-		return nil, Profile{}, err
-	}
-	if !within(p.Workspace, cdir) {
-		return nil, Profile{}, fmt.Errorf("sandbox runner: directory %s lies outside the workspace %s", cdir, p.Workspace)
-	}
-	argv := append([]string{path}, args[1:]...)
-	cmd, err := Command(ctx, r.Launcher, p, argv, env)
-	if err != nil {
-		return nil, Profile{}, err
-	}
-	cmd.Dir = cdir
-	return cmd, p, nil
 }

@@ -15,6 +15,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -253,6 +254,238 @@ func (Stream) EnumDescriptor() ([]byte, []int) {
 	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{3}
 }
 
+// Mode is the permission mode a person chose for a session (DESIGN.md "Decisions and
+// approvals"). The agent can never change it through a tool.
+type Mode int32
+
+const (
+	// MODE_UNSPECIFIED means no mode was chosen: a helper refuses the request (mode.unset).
+	Mode_MODE_UNSPECIFIED Mode = 0
+	// MODE_MANUAL: every operation that is not allow needs a person's approval.
+	Mode_MODE_MANUAL Mode = 1
+	// MODE_ACCEPT_EDITS: file changes that policy allows (inside the workspace, not protected
+	// paths) are approved without asking; commands behave as in MODE_MANUAL.
+	Mode_MODE_ACCEPT_EDITS Mode = 2
+	// MODE_WORKSPACE: also approves, without asking, commands that run sandboxed, without
+	// network and that write only inside the workspace.
+	Mode_MODE_WORKSPACE Mode = 3
+)
+
+// Enum value maps for Mode.
+var (
+	Mode_name = map[int32]string{
+		0: "MODE_UNSPECIFIED",
+		1: "MODE_MANUAL",
+		2: "MODE_ACCEPT_EDITS",
+		3: "MODE_WORKSPACE",
+	}
+	Mode_value = map[string]int32{
+		"MODE_UNSPECIFIED":  0,
+		"MODE_MANUAL":       1,
+		"MODE_ACCEPT_EDITS": 2,
+		"MODE_WORKSPACE":    3,
+	}
+)
+
+func (x Mode) Enum() *Mode {
+	p := new(Mode)
+	*p = x
+	return p
+}
+
+func (x Mode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Mode) Descriptor() protoreflect.EnumDescriptor {
+	return file_scode_helper_v1_helper_proto_enumTypes[4].Descriptor()
+}
+
+func (Mode) Type() protoreflect.EnumType {
+	return &file_scode_helper_v1_helper_proto_enumTypes[4]
+}
+
+func (x Mode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Mode.Descriptor instead.
+func (Mode) EnumDescriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{4}
+}
+
+// ApprovalChannel is where a person's approval came from.
+type ApprovalChannel int32
+
+const (
+	// APPROVAL_CHANNEL_UNSPECIFIED is refused (approval.invalid).
+	ApprovalChannel_APPROVAL_CHANNEL_UNSPECIFIED ApprovalChannel = 0
+	// APPROVAL_CHANNEL_TERMINAL: a person answered the prompt on a terminal.
+	ApprovalChannel_APPROVAL_CHANNEL_TERMINAL ApprovalChannel = 1
+	// APPROVAL_CHANNEL_FLAG: --yes on the command line (automation).
+	ApprovalChannel_APPROVAL_CHANNEL_FLAG ApprovalChannel = 2
+	// APPROVAL_CHANNEL_ELICITATION: an MCP elicitation answered by the person.
+	ApprovalChannel_APPROVAL_CHANNEL_ELICITATION ApprovalChannel = 3
+	// APPROVAL_CHANNEL_TEAM: a team approver (root helper).
+	ApprovalChannel_APPROVAL_CHANNEL_TEAM ApprovalChannel = 4
+)
+
+// Enum value maps for ApprovalChannel.
+var (
+	ApprovalChannel_name = map[int32]string{
+		0: "APPROVAL_CHANNEL_UNSPECIFIED",
+		1: "APPROVAL_CHANNEL_TERMINAL",
+		2: "APPROVAL_CHANNEL_FLAG",
+		3: "APPROVAL_CHANNEL_ELICITATION",
+		4: "APPROVAL_CHANNEL_TEAM",
+	}
+	ApprovalChannel_value = map[string]int32{
+		"APPROVAL_CHANNEL_UNSPECIFIED": 0,
+		"APPROVAL_CHANNEL_TERMINAL":    1,
+		"APPROVAL_CHANNEL_FLAG":        2,
+		"APPROVAL_CHANNEL_ELICITATION": 3,
+		"APPROVAL_CHANNEL_TEAM":        4,
+	}
+)
+
+func (x ApprovalChannel) Enum() *ApprovalChannel {
+	p := new(ApprovalChannel)
+	*p = x
+	return p
+}
+
+func (x ApprovalChannel) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalChannel) Descriptor() protoreflect.EnumDescriptor {
+	return file_scode_helper_v1_helper_proto_enumTypes[5].Descriptor()
+}
+
+func (ApprovalChannel) Type() protoreflect.EnumType {
+	return &file_scode_helper_v1_helper_proto_enumTypes[5]
+}
+
+func (x ApprovalChannel) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalChannel.Descriptor instead.
+func (ApprovalChannel) EnumDescriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{5}
+}
+
+// PlanIntent says why a client asks for a plan.
+type PlanIntent int32
+
+const (
+	// PLAN_INTENT_UNSPECIFIED means PLAN_INTENT_PREVIEW.
+	PlanIntent_PLAN_INTENT_UNSPECIFIED PlanIntent = 0
+	// PLAN_INTENT_PREVIEW: only show the plan (s-code check); nothing is recorded, no nonce.
+	PlanIntent_PLAN_INTENT_PREVIEW PlanIntent = 1
+	// PLAN_INTENT_RUN: the client means to run the operation: a refused plan is recorded,
+	// a plan that needs approval carries a nonce.
+	PlanIntent_PLAN_INTENT_RUN PlanIntent = 2
+)
+
+// Enum value maps for PlanIntent.
+var (
+	PlanIntent_name = map[int32]string{
+		0: "PLAN_INTENT_UNSPECIFIED",
+		1: "PLAN_INTENT_PREVIEW",
+		2: "PLAN_INTENT_RUN",
+	}
+	PlanIntent_value = map[string]int32{
+		"PLAN_INTENT_UNSPECIFIED": 0,
+		"PLAN_INTENT_PREVIEW":     1,
+		"PLAN_INTENT_RUN":         2,
+	}
+)
+
+func (x PlanIntent) Enum() *PlanIntent {
+	p := new(PlanIntent)
+	*p = x
+	return p
+}
+
+func (x PlanIntent) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PlanIntent) Descriptor() protoreflect.EnumDescriptor {
+	return file_scode_helper_v1_helper_proto_enumTypes[6].Descriptor()
+}
+
+func (PlanIntent) Type() protoreflect.EnumType {
+	return &file_scode_helper_v1_helper_proto_enumTypes[6]
+}
+
+func (x PlanIntent) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PlanIntent.Descriptor instead.
+func (PlanIntent) EnumDescriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{6}
+}
+
+// Outcome is what a plan's mode makes of it.
+type Outcome int32
+
+const (
+	// OUTCOME_UNSPECIFIED is never sent; a reader treats it as OUTCOME_REFUSED.
+	Outcome_OUTCOME_UNSPECIFIED Outcome = 0
+	// OUTCOME_RUN: runs without a person.
+	Outcome_OUTCOME_RUN Outcome = 1
+	// OUTCOME_NEEDS_APPROVAL: runs only with a person's Approval of this plan.
+	Outcome_OUTCOME_NEEDS_APPROVAL Outcome = 2
+	// OUTCOME_REFUSED: never runs; no approval can change that.
+	Outcome_OUTCOME_REFUSED Outcome = 3
+)
+
+// Enum value maps for Outcome.
+var (
+	Outcome_name = map[int32]string{
+		0: "OUTCOME_UNSPECIFIED",
+		1: "OUTCOME_RUN",
+		2: "OUTCOME_NEEDS_APPROVAL",
+		3: "OUTCOME_REFUSED",
+	}
+	Outcome_value = map[string]int32{
+		"OUTCOME_UNSPECIFIED":    0,
+		"OUTCOME_RUN":            1,
+		"OUTCOME_NEEDS_APPROVAL": 2,
+		"OUTCOME_REFUSED":        3,
+	}
+)
+
+func (x Outcome) Enum() *Outcome {
+	p := new(Outcome)
+	*p = x
+	return p
+}
+
+func (x Outcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Outcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_scode_helper_v1_helper_proto_enumTypes[7].Descriptor()
+}
+
+func (Outcome) Type() protoreflect.EnumType {
+	return &file_scode_helper_v1_helper_proto_enumTypes[7]
+}
+
+func (x Outcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Outcome.Descriptor instead.
+func (Outcome) EnumDescriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{7}
+}
+
 // Role is the helper's context.
 type Role int32
 
@@ -287,11 +520,11 @@ func (x Role) String() string {
 }
 
 func (Role) Descriptor() protoreflect.EnumDescriptor {
-	return file_scode_helper_v1_helper_proto_enumTypes[4].Descriptor()
+	return file_scode_helper_v1_helper_proto_enumTypes[8].Descriptor()
 }
 
 func (Role) Type() protoreflect.EnumType {
-	return &file_scode_helper_v1_helper_proto_enumTypes[4]
+	return &file_scode_helper_v1_helper_proto_enumTypes[8]
 }
 
 func (x Role) Number() protoreflect.EnumNumber {
@@ -300,7 +533,7 @@ func (x Role) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Role.Descriptor instead.
 func (Role) EnumDescriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{4}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{8}
 }
 
 // Finding is one reason behind a verdict (see safety.Finding).
@@ -490,35 +723,116 @@ func (x *ClientVerdict) GetRules() []string {
 	return nil
 }
 
-// ExecStart describes the command to run. It is the first message of an Exec stream.
+// Approval says a person approved one plan. It authorizes exactly that plan, once.
+type Approval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// digest is the plan's digest (PlanResponse.plan.digest) as the person saw it.
+	Digest string `protobuf:"bytes,1,opt,name=digest,proto3" json:"digest,omitempty"`
+	// nonce is the single-use nonce the helper issued with that plan.
+	Nonce string `protobuf:"bytes,2,opt,name=nonce,proto3" json:"nonce,omitempty"`
+	// expires_at is when the approval lapses; the helper caps it at its own limit (default
+	// 5 minutes after the plan was issued).
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	Channel       ApprovalChannel        `protobuf:"varint,4,opt,name=channel,proto3,enum=scode.helper.v1.ApprovalChannel" json:"channel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Approval) Reset() {
+	*x = Approval{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Approval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Approval) ProtoMessage() {}
+
+func (x *Approval) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Approval.ProtoReflect.Descriptor instead.
+func (*Approval) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Approval) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Approval) GetNonce() string {
+	if x != nil {
+		return x.Nonce
+	}
+	return ""
+}
+
+func (x *Approval) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *Approval) GetChannel() ApprovalChannel {
+	if x != nil {
+		return x.Channel
+	}
+	return ApprovalChannel_APPROVAL_CHANNEL_UNSPECIFIED
+}
+
+// ExecStart describes the command to run. It is the first message of an Exec stream. Its
+// operation fields are those of PlanRequest, with the same numbers.
 type ExecStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// command is the shell command text, run as `SHELL -c command`.
 	Command string `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
 	Shell   Shell  `protobuf:"varint,2,opt,name=shell,proto3,enum=scode.helper.v1.Shell" json:"shell,omitempty"`
-	// workspace is the absolute workspace root; empty means cwd.
+	// workspace overrides the workspace root; empty means the helper resolves it from cwd
+	// (the Git top level above cwd, else cwd).
 	Workspace string `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	// cwd is the absolute working directory; it must exist.
 	Cwd string `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
-	// env holds requested environment additions. Names the env-injection rules refuse
-	// (LD_*, BASH_ENV, GIT_*, PATH, …) make the helper deny the whole request.
+	// env holds requested environment additions. Names the helper refuses make it deny the
+	// whole request.
 	Env map[string]string `protobuf:"bytes,5,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// timeout_ms is the run time limit in milliseconds; 0 means the helper's default.
 	TimeoutMs uint32 `protobuf:"varint,6,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
-	// approved says a person approved this one command (an ask verdict may then run).
-	Approved bool `protobuf:"varint,7,opt,name=approved,proto3" json:"approved,omitempty"`
-	// approved_network says a person approved network access for this one command; the
-	// sandbox profile uses it.
-	ApprovedNetwork bool `protobuf:"varint,8,opt,name=approved_network,json=approvedNetwork,proto3" json:"approved_network,omitempty"`
 	// client_verdict is informative only: recorded in the audit log, never trusted.
 	ClientVerdict *ClientVerdict `protobuf:"bytes,9,opt,name=client_verdict,json=clientVerdict,proto3" json:"client_verdict,omitempty"`
+	// approval is a person's approval of the plan; absent means none.
+	Approval *Approval `protobuf:"bytes,10,opt,name=approval,proto3" json:"approval,omitempty"`
+	// mode is the session's permission mode; it is part of the plan.
+	Mode Mode `protobuf:"varint,11,opt,name=mode,proto3,enum=scode.helper.v1.Mode" json:"mode,omitempty"`
+	// network says the operation wants network access (it then needs approval).
+	Network bool `protobuf:"varint,12,opt,name=network,proto3" json:"network,omitempty"`
+	// extra_writable lists absolute paths outside the workspace that the operation wants
+	// writable for this one run (it then needs approval).
+	ExtraWritable []string `protobuf:"bytes,13,rep,name=extra_writable,json=extraWritable,proto3" json:"extra_writable,omitempty"`
+	// path is the caller's PATH; the helper keeps only its safe entries.
+	Path          string `protobuf:"bytes,14,opt,name=path,proto3" json:"path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecStart) Reset() {
 	*x = ExecStart{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[3]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +844,7 @@ func (x *ExecStart) String() string {
 func (*ExecStart) ProtoMessage() {}
 
 func (x *ExecStart) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[3]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +857,7 @@ func (x *ExecStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
 func (*ExecStart) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{3}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExecStart) GetCommand() string {
@@ -588,25 +902,46 @@ func (x *ExecStart) GetTimeoutMs() uint32 {
 	return 0
 }
 
-func (x *ExecStart) GetApproved() bool {
-	if x != nil {
-		return x.Approved
-	}
-	return false
-}
-
-func (x *ExecStart) GetApprovedNetwork() bool {
-	if x != nil {
-		return x.ApprovedNetwork
-	}
-	return false
-}
-
 func (x *ExecStart) GetClientVerdict() *ClientVerdict {
 	if x != nil {
 		return x.ClientVerdict
 	}
 	return nil
+}
+
+func (x *ExecStart) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+func (x *ExecStart) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *ExecStart) GetNetwork() bool {
+	if x != nil {
+		return x.Network
+	}
+	return false
+}
+
+func (x *ExecStart) GetExtraWritable() []string {
+	if x != nil {
+		return x.ExtraWritable
+	}
+	return nil
+}
+
+func (x *ExecStart) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
 }
 
 // StdinClose closes the command's standard input.
@@ -618,7 +953,7 @@ type StdinClose struct {
 
 func (x *StdinClose) Reset() {
 	*x = StdinClose{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[4]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -630,7 +965,7 @@ func (x *StdinClose) String() string {
 func (*StdinClose) ProtoMessage() {}
 
 func (x *StdinClose) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[4]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -643,7 +978,7 @@ func (x *StdinClose) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StdinClose.ProtoReflect.Descriptor instead.
 func (*StdinClose) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{4}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{5}
 }
 
 // ExecRequest is one message from the client on an Exec stream.
@@ -662,7 +997,7 @@ type ExecRequest struct {
 
 func (x *ExecRequest) Reset() {
 	*x = ExecRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[5]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -674,7 +1009,7 @@ func (x *ExecRequest) String() string {
 func (*ExecRequest) ProtoMessage() {}
 
 func (x *ExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[5]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -687,7 +1022,7 @@ func (x *ExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
 func (*ExecRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{5}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExecRequest) GetMsg() isExecRequest_Msg {
@@ -773,7 +1108,7 @@ type Accepted struct {
 
 func (x *Accepted) Reset() {
 	*x = Accepted{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[6]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +1120,7 @@ func (x *Accepted) String() string {
 func (*Accepted) ProtoMessage() {}
 
 func (x *Accepted) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[6]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +1133,7 @@ func (x *Accepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Accepted.ProtoReflect.Descriptor instead.
 func (*Accepted) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{6}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Accepted) GetRequestId() string {
@@ -812,7 +1147,8 @@ func (x *Accepted) GetRequestId() string {
 type Denied struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// rule is the rule id that decided, such as "destructive.rm-root", "approval.required",
-	// "env.injection" or "audit.unavailable".
+	// "approval.mismatch", "approval.replayed", "approval.expired", "mode.unset",
+	// "workspace.home", "env.injection" or "audit.unavailable".
 	Rule string `protobuf:"bytes,1,opt,name=rule,proto3" json:"rule,omitempty"`
 	// reason is one line for a person or a model.
 	Reason        string     `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -823,7 +1159,7 @@ type Denied struct {
 
 func (x *Denied) Reset() {
 	*x = Denied{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[7]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +1171,7 @@ func (x *Denied) String() string {
 func (*Denied) ProtoMessage() {}
 
 func (x *Denied) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[7]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +1184,7 @@ func (x *Denied) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Denied.ProtoReflect.Descriptor instead.
 func (*Denied) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{7}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Denied) GetRule() string {
@@ -882,7 +1218,7 @@ type Started struct {
 
 func (x *Started) Reset() {
 	*x = Started{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[8]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +1230,7 @@ func (x *Started) String() string {
 func (*Started) ProtoMessage() {}
 
 func (x *Started) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[8]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +1243,7 @@ func (x *Started) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Started.ProtoReflect.Descriptor instead.
 func (*Started) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{8}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Started) GetPid() int32 {
@@ -928,7 +1264,7 @@ type Output struct {
 
 func (x *Output) Reset() {
 	*x = Output{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[9]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1276,7 @@ func (x *Output) String() string {
 func (*Output) ProtoMessage() {}
 
 func (x *Output) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[9]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1289,7 @@ func (x *Output) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Output.ProtoReflect.Descriptor instead.
 func (*Output) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{9}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Output) GetStream() Stream {
@@ -983,7 +1319,7 @@ type SignalStatus struct {
 
 func (x *SignalStatus) Reset() {
 	*x = SignalStatus{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[10]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +1331,7 @@ func (x *SignalStatus) String() string {
 func (*SignalStatus) ProtoMessage() {}
 
 func (x *SignalStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[10]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1344,7 @@ func (x *SignalStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalStatus.ProtoReflect.Descriptor instead.
 func (*SignalStatus) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{10}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SignalStatus) GetName() string {
@@ -1044,7 +1380,7 @@ type Exited struct {
 
 func (x *Exited) Reset() {
 	*x = Exited{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[11]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1392,7 @@ func (x *Exited) String() string {
 func (*Exited) ProtoMessage() {}
 
 func (x *Exited) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[11]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1405,7 @@ func (x *Exited) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Exited.ProtoReflect.Descriptor instead.
 func (*Exited) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{11}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Exited) GetStatus() isExited_Status {
@@ -1158,7 +1494,7 @@ type ExecEvent struct {
 
 func (x *ExecEvent) Reset() {
 	*x = ExecEvent{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[12]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1506,7 @@ func (x *ExecEvent) String() string {
 func (*ExecEvent) ProtoMessage() {}
 
 func (x *ExecEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[12]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1519,7 @@ func (x *ExecEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecEvent.ProtoReflect.Descriptor instead.
 func (*ExecEvent) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{12}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecEvent) GetEvent() isExecEvent_Event {
@@ -1272,6 +1608,509 @@ func (*ExecEvent_Output) isExecEvent_Event() {}
 
 func (*ExecEvent_Exited) isExecEvent_Event() {}
 
+// PlanRequest is one operation to plan. Its fields are those of ExecStart, with the same
+// numbers, plus intent.
+type PlanRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Command   string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
+	Shell     Shell                  `protobuf:"varint,2,opt,name=shell,proto3,enum=scode.helper.v1.Shell" json:"shell,omitempty"`
+	Workspace string                 `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Cwd       string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Env       map[string]string      `protobuf:"bytes,5,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TimeoutMs uint32                 `protobuf:"varint,6,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// client_verdict is the client's own pre-filter verdict: a deny here with intent RUN is
+	// recorded (the client will not send the command).
+	ClientVerdict *ClientVerdict `protobuf:"bytes,9,opt,name=client_verdict,json=clientVerdict,proto3" json:"client_verdict,omitempty"`
+	Mode          Mode           `protobuf:"varint,11,opt,name=mode,proto3,enum=scode.helper.v1.Mode" json:"mode,omitempty"`
+	Network       bool           `protobuf:"varint,12,opt,name=network,proto3" json:"network,omitempty"`
+	ExtraWritable []string       `protobuf:"bytes,13,rep,name=extra_writable,json=extraWritable,proto3" json:"extra_writable,omitempty"`
+	Path          string         `protobuf:"bytes,14,opt,name=path,proto3" json:"path,omitempty"`
+	Intent        PlanIntent     `protobuf:"varint,15,opt,name=intent,proto3,enum=scode.helper.v1.PlanIntent" json:"intent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRequest) Reset() {
+	*x = PlanRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRequest) ProtoMessage() {}
+
+func (x *PlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
+func (*PlanRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PlanRequest) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetShell() Shell {
+	if x != nil {
+		return x.Shell
+	}
+	return Shell_SHELL_UNSPECIFIED
+}
+
+func (x *PlanRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetEnv() map[string]string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetClientVerdict() *ClientVerdict {
+	if x != nil {
+		return x.ClientVerdict
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *PlanRequest) GetNetwork() bool {
+	if x != nil {
+		return x.Network
+	}
+	return false
+}
+
+func (x *PlanRequest) GetExtraWritable() []string {
+	if x != nil {
+		return x.ExtraWritable
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetIntent() PlanIntent {
+	if x != nil {
+		return x.Intent
+	}
+	return PlanIntent_PLAN_INTENT_UNSPECIFIED
+}
+
+// SandboxSummary is the sandbox profile a plan's command runs under.
+type SandboxSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// sandboxed says the command runs in the sandbox at all (false for the root helper).
+	Sandboxed bool `protobuf:"varint,1,opt,name=sandboxed,proto3" json:"sandboxed,omitempty"`
+	// confined says the kernel can confine the command; when false, reason says why.
+	Confined       bool     `protobuf:"varint,2,opt,name=confined,proto3" json:"confined,omitempty"`
+	Reason         string   `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	WritableRoots  []string `protobuf:"bytes,4,rep,name=writable_roots,json=writableRoots,proto3" json:"writable_roots,omitempty"`
+	ReadOnlyRoots  []string `protobuf:"bytes,5,rep,name=read_only_roots,json=readOnlyRoots,proto3" json:"read_only_roots,omitempty"`
+	DeniedPaths    []string `protobuf:"bytes,6,rep,name=denied_paths,json=deniedPaths,proto3" json:"denied_paths,omitempty"`
+	ProtectedPaths []string `protobuf:"bytes,7,rep,name=protected_paths,json=protectedPaths,proto3" json:"protected_paths,omitempty"`
+	// protection is how protected paths stay read-only ("mount-namespace", "landlock-entries").
+	Protection    string `protobuf:"bytes,8,opt,name=protection,proto3" json:"protection,omitempty"`
+	Network       bool   `protobuf:"varint,9,opt,name=network,proto3" json:"network,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SandboxSummary) Reset() {
+	*x = SandboxSummary{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SandboxSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SandboxSummary) ProtoMessage() {}
+
+func (x *SandboxSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SandboxSummary.ProtoReflect.Descriptor instead.
+func (*SandboxSummary) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SandboxSummary) GetSandboxed() bool {
+	if x != nil {
+		return x.Sandboxed
+	}
+	return false
+}
+
+func (x *SandboxSummary) GetConfined() bool {
+	if x != nil {
+		return x.Confined
+	}
+	return false
+}
+
+func (x *SandboxSummary) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SandboxSummary) GetWritableRoots() []string {
+	if x != nil {
+		return x.WritableRoots
+	}
+	return nil
+}
+
+func (x *SandboxSummary) GetReadOnlyRoots() []string {
+	if x != nil {
+		return x.ReadOnlyRoots
+	}
+	return nil
+}
+
+func (x *SandboxSummary) GetDeniedPaths() []string {
+	if x != nil {
+		return x.DeniedPaths
+	}
+	return nil
+}
+
+func (x *SandboxSummary) GetProtectedPaths() []string {
+	if x != nil {
+		return x.ProtectedPaths
+	}
+	return nil
+}
+
+func (x *SandboxSummary) GetProtection() string {
+	if x != nil {
+		return x.Protection
+	}
+	return ""
+}
+
+func (x *SandboxSummary) GetNetwork() bool {
+	if x != nil {
+		return x.Network
+	}
+	return false
+}
+
+// Plan is the helper's projection of one operation: exactly what it will run if approved.
+type Plan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace and cwd are the resolved, validated directories.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Cwd       string `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Command   string `protobuf:"bytes,3,opt,name=command,proto3" json:"command,omitempty"`
+	Shell     Shell  `protobuf:"varint,4,opt,name=shell,proto3,enum=scode.helper.v1.Shell" json:"shell,omitempty"`
+	Mode      Mode   `protobuf:"varint,5,opt,name=mode,proto3,enum=scode.helper.v1.Mode" json:"mode,omitempty"`
+	// verdict is the helper's ShellSafety verdict in its own context and policy.
+	Verdict *Verdict `protobuf:"bytes,6,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	Outcome Outcome  `protobuf:"varint,7,opt,name=outcome,proto3,enum=scode.helper.v1.Outcome" json:"outcome,omitempty"`
+	// rules are the rule ids behind the outcome (the refusing rule first when refused).
+	Rules []string `protobuf:"bytes,8,rep,name=rules,proto3" json:"rules,omitempty"`
+	// reason is one line for a person or a model.
+	Reason  string          `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	Sandbox *SandboxSummary `protobuf:"bytes,10,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// env is the complete environment the command gets, sorted NAME=value entries.
+	Env []string `protobuf:"bytes,11,rep,name=env,proto3" json:"env,omitempty"`
+	// path is the PATH the command gets.
+	Path string `protobuf:"bytes,12,opt,name=path,proto3" json:"path,omitempty"`
+	// network says the command runs with network access (after approval).
+	Network bool `protobuf:"varint,13,opt,name=network,proto3" json:"network,omitempty"`
+	// extra_writable are the resolved paths writable for this one run (after approval).
+	ExtraWritable []string `protobuf:"bytes,14,rep,name=extra_writable,json=extraWritable,proto3" json:"extra_writable,omitempty"`
+	TimeoutMs     uint32   `protobuf:"varint,15,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// digest is the SHA-256 (hex) of the plan's canonical JSON (see permission.Plan).
+	Digest string `protobuf:"bytes,16,opt,name=digest,proto3" json:"digest,omitempty"`
+	// role is the helper's context.
+	Role          Role `protobuf:"varint,17,opt,name=role,proto3,enum=scode.helper.v1.Role" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Plan) Reset() {
+	*x = Plan{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Plan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Plan) ProtoMessage() {}
+
+func (x *Plan) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Plan.ProtoReflect.Descriptor instead.
+func (*Plan) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Plan) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Plan) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *Plan) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *Plan) GetShell() Shell {
+	if x != nil {
+		return x.Shell
+	}
+	return Shell_SHELL_UNSPECIFIED
+}
+
+func (x *Plan) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *Plan) GetVerdict() *Verdict {
+	if x != nil {
+		return x.Verdict
+	}
+	return nil
+}
+
+func (x *Plan) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
+func (x *Plan) GetRules() []string {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *Plan) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Plan) GetSandbox() *SandboxSummary {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
+func (x *Plan) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *Plan) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Plan) GetNetwork() bool {
+	if x != nil {
+		return x.Network
+	}
+	return false
+}
+
+func (x *Plan) GetExtraWritable() []string {
+	if x != nil {
+		return x.ExtraWritable
+	}
+	return nil
+}
+
+func (x *Plan) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *Plan) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Plan) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+type PlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Plan  *Plan                  `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	// nonce is the single-use nonce for an Approval of this plan (intent RUN and outcome
+	// NEEDS_APPROVAL only).
+	Nonce string `protobuf:"bytes,2,opt,name=nonce,proto3" json:"nonce,omitempty"`
+	// nonce_expires_at is the latest expiry an Approval with this nonce may have.
+	NonceExpiresAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=nonce_expires_at,json=nonceExpiresAt,proto3" json:"nonce_expires_at,omitempty"`
+	// request_id is the id of the denied audit record written for a refused plan.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanResponse) Reset() {
+	*x = PlanResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanResponse) ProtoMessage() {}
+
+func (x *PlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
+func (*PlanResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *PlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetNonce() string {
+	if x != nil {
+		return x.Nonce
+	}
+	return ""
+}
+
+func (x *PlanResponse) GetNonceExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.NonceExpiresAt
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 type CheckRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Command       string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
@@ -1284,7 +2123,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[13]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +2135,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[13]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +2148,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{13}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CheckRequest) GetCommand() string {
@@ -1349,7 +2188,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +2200,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +2213,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{14}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CheckResponse) GetVerdict() *Verdict {
@@ -1392,7 +2231,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1404,7 +2243,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1417,7 +2256,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{15}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
 }
 
 type StatusResponse struct {
@@ -1438,7 +2277,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1450,7 +2289,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1463,7 +2302,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{16}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -1519,7 +2358,7 @@ var File_scode_helper_v1_helper_proto protoreflect.FileDescriptor
 
 const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\n" +
-	"\x1cscode/helper/v1/helper.proto\x12\x0fscode.helper.v1\x1a\x1egoogle/protobuf/duration.proto\"\xa0\x01\n" +
+	"\x1cscode/helper/v1/helper.proto\x12\x0fscode.helper.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa0\x01\n" +
 	"\aFinding\x12\x12\n" +
 	"\x04rule\x18\x01 \x01(\tR\x04rule\x125\n" +
 	"\bdecision\x18\x02 \x01(\x0e2\x19.scode.helper.v1.DecisionR\bdecision\x12\x18\n" +
@@ -1531,7 +2370,13 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\bfindings\x18\x02 \x03(\v2\x18.scode.helper.v1.FindingR\bfindings\"\\\n" +
 	"\rClientVerdict\x125\n" +
 	"\bdecision\x18\x01 \x01(\x0e2\x19.scode.helper.v1.DecisionR\bdecision\x12\x14\n" +
-	"\x05rules\x18\x02 \x03(\tR\x05rules\"\x9f\x03\n" +
+	"\x05rules\x18\x02 \x03(\tR\x05rules\"\xaf\x01\n" +
+	"\bApproval\x12\x16\n" +
+	"\x06digest\x18\x01 \x01(\tR\x06digest\x12\x14\n" +
+	"\x05nonce\x18\x02 \x01(\tR\x05nonce\x129\n" +
+	"\n" +
+	"expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12:\n" +
+	"\achannel\x18\x04 \x01(\x0e2 .scode.helper.v1.ApprovalChannelR\achannel\"\xb7\x04\n" +
 	"\tExecStart\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -1539,13 +2384,17 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x125\n" +
 	"\x03env\x18\x05 \x03(\v2#.scode.helper.v1.ExecStart.EnvEntryR\x03env\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x06 \x01(\rR\ttimeoutMs\x12\x1a\n" +
-	"\bapproved\x18\a \x01(\bR\bapproved\x12)\n" +
-	"\x10approved_network\x18\b \x01(\bR\x0fapprovedNetwork\x12E\n" +
-	"\x0eclient_verdict\x18\t \x01(\v2\x1e.scode.helper.v1.ClientVerdictR\rclientVerdict\x1a6\n" +
+	"timeout_ms\x18\x06 \x01(\rR\ttimeoutMs\x12E\n" +
+	"\x0eclient_verdict\x18\t \x01(\v2\x1e.scode.helper.v1.ClientVerdictR\rclientVerdict\x125\n" +
+	"\bapproval\x18\n" +
+	" \x01(\v2\x19.scode.helper.v1.ApprovalR\bapproval\x12)\n" +
+	"\x04mode\x18\v \x01(\x0e2\x15.scode.helper.v1.ModeR\x04mode\x12\x18\n" +
+	"\anetwork\x18\f \x01(\bR\anetwork\x12%\n" +
+	"\x0eextra_writable\x18\r \x03(\tR\rextraWritable\x12\x12\n" +
+	"\x04path\x18\x0e \x01(\tR\x04path\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\f\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\a\x10\bJ\x04\b\b\x10\tR\bapprovedR\x10approved_network\"\f\n" +
 	"\n" +
 	"StdinClose\"\xd3\x01\n" +
 	"\vExecRequest\x122\n" +
@@ -1584,7 +2433,62 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\astarted\x18\x03 \x01(\v2\x18.scode.helper.v1.StartedH\x00R\astarted\x121\n" +
 	"\x06output\x18\x04 \x01(\v2\x17.scode.helper.v1.OutputH\x00R\x06output\x121\n" +
 	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exitedB\a\n" +
-	"\x05event\"\x86\x01\n" +
+	"\x05event\"\x91\x04\n" +
+	"\vPlanRequest\x12\x18\n" +
+	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
+	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
+	"\tworkspace\x18\x03 \x01(\tR\tworkspace\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x127\n" +
+	"\x03env\x18\x05 \x03(\v2%.scode.helper.v1.PlanRequest.EnvEntryR\x03env\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x06 \x01(\rR\ttimeoutMs\x12E\n" +
+	"\x0eclient_verdict\x18\t \x01(\v2\x1e.scode.helper.v1.ClientVerdictR\rclientVerdict\x12)\n" +
+	"\x04mode\x18\v \x01(\x0e2\x15.scode.helper.v1.ModeR\x04mode\x12\x18\n" +
+	"\anetwork\x18\f \x01(\bR\anetwork\x12%\n" +
+	"\x0eextra_writable\x18\r \x03(\tR\rextraWritable\x12\x12\n" +
+	"\x04path\x18\x0e \x01(\tR\x04path\x123\n" +
+	"\x06intent\x18\x0f \x01(\x0e2\x1b.scode.helper.v1.PlanIntentR\x06intent\x1a6\n" +
+	"\bEnvEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb7\x02\n" +
+	"\x0eSandboxSummary\x12\x1c\n" +
+	"\tsandboxed\x18\x01 \x01(\bR\tsandboxed\x12\x1a\n" +
+	"\bconfined\x18\x02 \x01(\bR\bconfined\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12%\n" +
+	"\x0ewritable_roots\x18\x04 \x03(\tR\rwritableRoots\x12&\n" +
+	"\x0fread_only_roots\x18\x05 \x03(\tR\rreadOnlyRoots\x12!\n" +
+	"\fdenied_paths\x18\x06 \x03(\tR\vdeniedPaths\x12'\n" +
+	"\x0fprotected_paths\x18\a \x03(\tR\x0eprotectedPaths\x12\x1e\n" +
+	"\n" +
+	"protection\x18\b \x01(\tR\n" +
+	"protection\x12\x18\n" +
+	"\anetwork\x18\t \x01(\bR\anetwork\"\xc3\x04\n" +
+	"\x04Plan\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x10\n" +
+	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x18\n" +
+	"\acommand\x18\x03 \x01(\tR\acommand\x12,\n" +
+	"\x05shell\x18\x04 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12)\n" +
+	"\x04mode\x18\x05 \x01(\x0e2\x15.scode.helper.v1.ModeR\x04mode\x122\n" +
+	"\averdict\x18\x06 \x01(\v2\x18.scode.helper.v1.VerdictR\averdict\x122\n" +
+	"\aoutcome\x18\a \x01(\x0e2\x18.scode.helper.v1.OutcomeR\aoutcome\x12\x14\n" +
+	"\x05rules\x18\b \x03(\tR\x05rules\x12\x16\n" +
+	"\x06reason\x18\t \x01(\tR\x06reason\x129\n" +
+	"\asandbox\x18\n" +
+	" \x01(\v2\x1f.scode.helper.v1.SandboxSummaryR\asandbox\x12\x10\n" +
+	"\x03env\x18\v \x03(\tR\x03env\x12\x12\n" +
+	"\x04path\x18\f \x01(\tR\x04path\x12\x18\n" +
+	"\anetwork\x18\r \x01(\bR\anetwork\x12%\n" +
+	"\x0eextra_writable\x18\x0e \x03(\tR\rextraWritable\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x0f \x01(\rR\ttimeoutMs\x12\x16\n" +
+	"\x06digest\x18\x10 \x01(\tR\x06digest\x12)\n" +
+	"\x04role\x18\x11 \x01(\x0e2\x15.scode.helper.v1.RoleR\x04role\"\xb4\x01\n" +
+	"\fPlanResponse\x12)\n" +
+	"\x04plan\x18\x01 \x01(\v2\x15.scode.helper.v1.PlanR\x04plan\x12\x14\n" +
+	"\x05nonce\x18\x02 \x01(\tR\x05nonce\x12D\n" +
+	"\x10nonce_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0enonceExpiresAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\x86\x01\n" +
 	"\fCheckRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -1626,13 +2530,35 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x06Stream\x12\x16\n" +
 	"\x12STREAM_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rSTREAM_STDOUT\x10\x01\x12\x11\n" +
-	"\rSTREAM_STDERR\x10\x02*:\n" +
+	"\rSTREAM_STDERR\x10\x02*X\n" +
+	"\x04Mode\x12\x14\n" +
+	"\x10MODE_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vMODE_MANUAL\x10\x01\x12\x15\n" +
+	"\x11MODE_ACCEPT_EDITS\x10\x02\x12\x12\n" +
+	"\x0eMODE_WORKSPACE\x10\x03*\xaa\x01\n" +
+	"\x0fApprovalChannel\x12 \n" +
+	"\x1cAPPROVAL_CHANNEL_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19APPROVAL_CHANNEL_TERMINAL\x10\x01\x12\x19\n" +
+	"\x15APPROVAL_CHANNEL_FLAG\x10\x02\x12 \n" +
+	"\x1cAPPROVAL_CHANNEL_ELICITATION\x10\x03\x12\x19\n" +
+	"\x15APPROVAL_CHANNEL_TEAM\x10\x04*W\n" +
+	"\n" +
+	"PlanIntent\x12\x1b\n" +
+	"\x17PLAN_INTENT_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13PLAN_INTENT_PREVIEW\x10\x01\x12\x13\n" +
+	"\x0fPLAN_INTENT_RUN\x10\x02*d\n" +
+	"\aOutcome\x12\x17\n" +
+	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vOUTCOME_RUN\x10\x01\x12\x1a\n" +
+	"\x16OUTCOME_NEEDS_APPROVAL\x10\x02\x12\x13\n" +
+	"\x0fOUTCOME_REFUSED\x10\x03*:\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xe1\x01\n" +
+	"\tROLE_ROOT\x10\x022\xa6\x02\n" +
 	"\x06Helper\x12D\n" +
-	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12F\n" +
+	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
+	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
 	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponseB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
@@ -1648,69 +2574,99 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 	return file_scode_helper_v1_helper_proto_rawDescData
 }
 
-var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
-	(Shell)(0),                  // 0: scode.helper.v1.Shell
-	(Decision)(0),               // 1: scode.helper.v1.Decision
-	(Signal)(0),                 // 2: scode.helper.v1.Signal
-	(Stream)(0),                 // 3: scode.helper.v1.Stream
-	(Role)(0),                   // 4: scode.helper.v1.Role
-	(*Finding)(nil),             // 5: scode.helper.v1.Finding
-	(*Verdict)(nil),             // 6: scode.helper.v1.Verdict
-	(*ClientVerdict)(nil),       // 7: scode.helper.v1.ClientVerdict
-	(*ExecStart)(nil),           // 8: scode.helper.v1.ExecStart
-	(*StdinClose)(nil),          // 9: scode.helper.v1.StdinClose
-	(*ExecRequest)(nil),         // 10: scode.helper.v1.ExecRequest
-	(*Accepted)(nil),            // 11: scode.helper.v1.Accepted
-	(*Denied)(nil),              // 12: scode.helper.v1.Denied
-	(*Started)(nil),             // 13: scode.helper.v1.Started
-	(*Output)(nil),              // 14: scode.helper.v1.Output
-	(*SignalStatus)(nil),        // 15: scode.helper.v1.SignalStatus
-	(*Exited)(nil),              // 16: scode.helper.v1.Exited
-	(*ExecEvent)(nil),           // 17: scode.helper.v1.ExecEvent
-	(*CheckRequest)(nil),        // 18: scode.helper.v1.CheckRequest
-	(*CheckResponse)(nil),       // 19: scode.helper.v1.CheckResponse
-	(*StatusRequest)(nil),       // 20: scode.helper.v1.StatusRequest
-	(*StatusResponse)(nil),      // 21: scode.helper.v1.StatusResponse
-	nil,                         // 22: scode.helper.v1.ExecStart.EnvEntry
-	(*durationpb.Duration)(nil), // 23: google.protobuf.Duration
+	(Shell)(0),                    // 0: scode.helper.v1.Shell
+	(Decision)(0),                 // 1: scode.helper.v1.Decision
+	(Signal)(0),                   // 2: scode.helper.v1.Signal
+	(Stream)(0),                   // 3: scode.helper.v1.Stream
+	(Mode)(0),                     // 4: scode.helper.v1.Mode
+	(ApprovalChannel)(0),          // 5: scode.helper.v1.ApprovalChannel
+	(PlanIntent)(0),               // 6: scode.helper.v1.PlanIntent
+	(Outcome)(0),                  // 7: scode.helper.v1.Outcome
+	(Role)(0),                     // 8: scode.helper.v1.Role
+	(*Finding)(nil),               // 9: scode.helper.v1.Finding
+	(*Verdict)(nil),               // 10: scode.helper.v1.Verdict
+	(*ClientVerdict)(nil),         // 11: scode.helper.v1.ClientVerdict
+	(*Approval)(nil),              // 12: scode.helper.v1.Approval
+	(*ExecStart)(nil),             // 13: scode.helper.v1.ExecStart
+	(*StdinClose)(nil),            // 14: scode.helper.v1.StdinClose
+	(*ExecRequest)(nil),           // 15: scode.helper.v1.ExecRequest
+	(*Accepted)(nil),              // 16: scode.helper.v1.Accepted
+	(*Denied)(nil),                // 17: scode.helper.v1.Denied
+	(*Started)(nil),               // 18: scode.helper.v1.Started
+	(*Output)(nil),                // 19: scode.helper.v1.Output
+	(*SignalStatus)(nil),          // 20: scode.helper.v1.SignalStatus
+	(*Exited)(nil),                // 21: scode.helper.v1.Exited
+	(*ExecEvent)(nil),             // 22: scode.helper.v1.ExecEvent
+	(*PlanRequest)(nil),           // 23: scode.helper.v1.PlanRequest
+	(*SandboxSummary)(nil),        // 24: scode.helper.v1.SandboxSummary
+	(*Plan)(nil),                  // 25: scode.helper.v1.Plan
+	(*PlanResponse)(nil),          // 26: scode.helper.v1.PlanResponse
+	(*CheckRequest)(nil),          // 27: scode.helper.v1.CheckRequest
+	(*CheckResponse)(nil),         // 28: scode.helper.v1.CheckResponse
+	(*StatusRequest)(nil),         // 29: scode.helper.v1.StatusRequest
+	(*StatusResponse)(nil),        // 30: scode.helper.v1.StatusResponse
+	nil,                           // 31: scode.helper.v1.ExecStart.EnvEntry
+	nil,                           // 32: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
-	5,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
+	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	0,  // 4: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	22, // 5: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
-	7,  // 6: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
-	8,  // 7: scode.helper.v1.ExecRequest.start:type_name -> scode.helper.v1.ExecStart
-	9,  // 8: scode.helper.v1.ExecRequest.stdin_close:type_name -> scode.helper.v1.StdinClose
-	2,  // 9: scode.helper.v1.ExecRequest.signal:type_name -> scode.helper.v1.Signal
-	5,  // 10: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
-	3,  // 11: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
-	15, // 12: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	23, // 13: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
-	11, // 14: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
-	12, // 15: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
-	13, // 16: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
-	14, // 17: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
-	16, // 18: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
-	0,  // 19: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
-	6,  // 20: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	23, // 21: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
-	4,  // 22: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	10, // 23: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	18, // 24: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	20, // 25: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	17, // 26: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	19, // 27: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	21, // 28: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	26, // [26:29] is the sub-list for method output_type
-	23, // [23:26] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	33, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
+	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
+	31, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
+	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
+	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
+	13, // 11: scode.helper.v1.ExecRequest.start:type_name -> scode.helper.v1.ExecStart
+	14, // 12: scode.helper.v1.ExecRequest.stdin_close:type_name -> scode.helper.v1.StdinClose
+	2,  // 13: scode.helper.v1.ExecRequest.signal:type_name -> scode.helper.v1.Signal
+	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
+	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
+	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
+	34, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
+	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
+	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
+	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
+	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
+	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
+	32, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
+	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
+	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
+	0,  // 28: scode.helper.v1.Plan.shell:type_name -> scode.helper.v1.Shell
+	4,  // 29: scode.helper.v1.Plan.mode:type_name -> scode.helper.v1.Mode
+	10, // 30: scode.helper.v1.Plan.verdict:type_name -> scode.helper.v1.Verdict
+	7,  // 31: scode.helper.v1.Plan.outcome:type_name -> scode.helper.v1.Outcome
+	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
+	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
+	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
+	33, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	0,  // 36: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
+	10, // 37: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
+	34, // 38: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	8,  // 39: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
+	15, // 40: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	23, // 41: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	27, // 42: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	29, // 43: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	22, // 44: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	26, // 45: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	28, // 46: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	30, // 47: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	44, // [44:48] is the sub-list for method output_type
+	40, // [40:44] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -1718,17 +2674,17 @@ func file_scode_helper_v1_helper_proto_init() {
 	if File_scode_helper_v1_helper_proto != nil {
 		return
 	}
-	file_scode_helper_v1_helper_proto_msgTypes[5].OneofWrappers = []any{
+	file_scode_helper_v1_helper_proto_msgTypes[6].OneofWrappers = []any{
 		(*ExecRequest_Start)(nil),
 		(*ExecRequest_Stdin)(nil),
 		(*ExecRequest_StdinClose)(nil),
 		(*ExecRequest_Signal)(nil),
 	}
-	file_scode_helper_v1_helper_proto_msgTypes[11].OneofWrappers = []any{
+	file_scode_helper_v1_helper_proto_msgTypes[12].OneofWrappers = []any{
 		(*Exited_ExitCode)(nil),
 		(*Exited_Signal)(nil),
 	}
-	file_scode_helper_v1_helper_proto_msgTypes[12].OneofWrappers = []any{
+	file_scode_helper_v1_helper_proto_msgTypes[13].OneofWrappers = []any{
 		(*ExecEvent_Accepted)(nil),
 		(*ExecEvent_Denied)(nil),
 		(*ExecEvent_Started)(nil),
@@ -1740,8 +2696,8 @@ func file_scode_helper_v1_helper_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   18,
+			NumEnums:      9,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

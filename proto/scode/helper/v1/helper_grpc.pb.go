@@ -25,6 +25,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Helper_Exec_FullMethodName   = "/scode.helper.v1.Helper/Exec"
+	Helper_Plan_FullMethodName   = "/scode.helper.v1.Helper/Plan"
 	Helper_Check_FullMethodName  = "/scode.helper.v1.Helper/Check"
 	Helper_Status_FullMethodName = "/scode.helper.v1.Helper/Status"
 )
@@ -38,7 +39,16 @@ type HelperClient interface {
 	// Exec runs one command. The client sends ExecRequest.start first, then any number of
 	// stdin chunks, at most one stdin_close, and signals. The helper answers with accepted,
 	// then either denied (and ends the stream) or started, output chunks and exited.
+	// A command that the helper's plan says needs a person's approval runs only with an
+	// Approval of that plan (ExecStart.approval): the helper recomputes the plan when the
+	// command arrives and refuses a different digest, a reused nonce or an expired approval.
 	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecEvent], error)
+	// Plan returns what the helper would do with one operation: the resolved workspace and
+	// cwd, its own verdict (its context and --policy), the sandbox profile, the environment,
+	// the mode's outcome and the plan's digest. With intent RUN, a refused plan is written to
+	// the audit log as a denied record (also when only the client refused it, per
+	// client_verdict), and a plan that needs approval carries a single-use nonce.
+	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
 	// Check returns the helper's own verdict for a command, in its own context and policy,
 	// without running it.
 	Check(ctx context.Context, in *CheckRequest, opts ...grpc.CallOption) (*CheckResponse, error)
@@ -66,6 +76,16 @@ func (c *helperClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Helper_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecEvent]
+
+func (c *helperClient) Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlanResponse)
+	err := c.cc.Invoke(ctx, Helper_Plan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *helperClient) Check(ctx context.Context, in *CheckRequest, opts ...grpc.CallOption) (*CheckResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -96,7 +116,16 @@ type HelperServer interface {
 	// Exec runs one command. The client sends ExecRequest.start first, then any number of
 	// stdin chunks, at most one stdin_close, and signals. The helper answers with accepted,
 	// then either denied (and ends the stream) or started, output chunks and exited.
+	// A command that the helper's plan says needs a person's approval runs only with an
+	// Approval of that plan (ExecStart.approval): the helper recomputes the plan when the
+	// command arrives and refuses a different digest, a reused nonce or an expired approval.
 	Exec(grpc.BidiStreamingServer[ExecRequest, ExecEvent]) error
+	// Plan returns what the helper would do with one operation: the resolved workspace and
+	// cwd, its own verdict (its context and --policy), the sandbox profile, the environment,
+	// the mode's outcome and the plan's digest. With intent RUN, a refused plan is written to
+	// the audit log as a denied record (also when only the client refused it, per
+	// client_verdict), and a plan that needs approval carries a single-use nonce.
+	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
 	// Check returns the helper's own verdict for a command, in its own context and policy,
 	// without running it.
 	Check(context.Context, *CheckRequest) (*CheckResponse, error)
@@ -114,6 +143,9 @@ type UnimplementedHelperServer struct{}
 
 func (UnimplementedHelperServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecEvent]) error {
 	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedHelperServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Plan not implemented")
 }
 func (UnimplementedHelperServer) Check(context.Context, *CheckRequest) (*CheckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Check not implemented")
@@ -148,6 +180,24 @@ func _Helper_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Helper_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecEvent]
+
+func _Helper_Plan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).Plan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_Plan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).Plan(ctx, req.(*PlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _Helper_Check_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CheckRequest)
@@ -192,6 +242,10 @@ var Helper_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "scode.helper.v1.Helper",
 	HandlerType: (*HelperServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Plan",
+			Handler:    _Helper_Plan_Handler,
+		},
 		{
 			MethodName: "Check",
 			Handler:    _Helper_Check_Handler,

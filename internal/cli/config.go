@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/s-code-dev/s-code/internal/permission"
+)
+
+// userConfig is the user's S-Code configuration file (see configPath). Only the person
+// writes it: the sandbox never makes it writable and ShellSafety refuses writes to it.
+type userConfig struct {
+	// Mode is the default permission mode of a session: "manual", "accept-edits" or
+	// "workspace". Empty means manual.
+	Mode string `toml:"mode"`
+}
+
+// configPath returns $XDG_CONFIG_HOME/s-code/config.toml (an absolute XDG_CONFIG_HOME
+// only), else ~/.config/s-code/config.toml.
+func configPath() (string, error) {
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "s-code", "config.toml"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("configuration: %w", err)
+	}
+	return filepath.Join(home, ".config", "s-code", "config.toml"), nil
+}
+
+// loadUserConfig reads the configuration file; a missing file is the zero configuration.
+// Unknown keys and bad values are errors naming the file.
+func loadUserConfig() (userConfig, error) {
+	var c userConfig
+	p, err := configPath()
+	if err != nil {
+		return c, err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("configuration %s: %w", p, err)
+	}
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("configuration %s: %w", p, err)
+	}
+	if c.Mode != "" {
+		if _, err := permission.ParseMode(c.Mode); err != nil {
+			return c, fmt.Errorf("configuration %s: mode: %w", p, err)
+		}
+	}
+	return c, nil
+}
+
+// sessionMode returns the permission mode of this session: the --mode flag when given,
+// else the configuration's mode, else Manual.
+func sessionMode(flag string) (permission.Mode, error) {
+	if flag != "" {
+		m, err := permission.ParseMode(flag)
+		if err != nil {
+			return permission.ModeUnset, usagef("--mode: %v", err)
+		}
+		return m, nil
+	}
+	c, err := loadUserConfig()
+	if err != nil {
+		return permission.ModeUnset, usageError{err}
+	}
+	if c.Mode == "" {
+		return permission.Manual, nil
+	}
+	return permission.ParseMode(c.Mode)
+}
