@@ -48,12 +48,20 @@ func newGitFixture(t *testing.T) *fixture {
 	return f
 }
 
-// since returns the post-run check's mark for a command about to start under f.
+// since returns the post-run check's mark for a command about to start under f, after
+// preparing its cache namespace.
 func (f *fixture) since(t *testing.T) time.Time {
 	t.Helper()
 	if err := sandbox.Prepare(f.profile); err != nil {
 		t.Fatal(err)
 	}
+	return f.mark(t)
+}
+
+// mark returns the post-run check's mark after making the Git placeholders, as
+// sandbox.Runner.CheckedCommandFor does.
+func (f *fixture) mark(t *testing.T) time.Time {
+	t.Helper()
 	if err := sandbox.MakeGitPlaceholders(f.profile); err != nil {
 		t.Fatal(err)
 	}
@@ -64,15 +72,8 @@ func (f *fixture) since(t *testing.T) time.Time {
 	return s
 }
 
-// TestGitOrdinaryWork checks that git add, commit, checkout -b, stash, merge and rebase work
-// in the sandbox, in the workspace's repository and in a nested one, and that the post-run
-// check then finds nothing to quarantine.
-func TestGitOrdinaryWork(t *testing.T) {
-	requireLandlock(t)
-	f := newGitFixture(t)
-	f.profile.Protection = sandbox.ProtectionMountNamespace
-	since := f.since(t)
-	out, err := f.sh(t, `set -e
+// ordinaryGitWork is what TestGitOrdinaryWork runs in the sandbox, and what it prints.
+const ordinaryGitWork = `set -e
 echo two >> README; git add README; git commit -qm two
 git checkout -qb feature; echo f > f.txt; git add f.txt; git commit -qm feat
 echo wip >> README; git stash -q; git stash list | grep -q WIP; git stash pop -q; git checkout -q -- README
@@ -81,16 +82,64 @@ git checkout -q feature; git rebase -q main
 git checkout -q main; git merge -q --no-edit feature
 git status --porcelain
 git log --format=%s
-cd vendor/lib; echo b >> a.txt; git commit -qam lib2; git checkout -qb topic; git log --format=%s -1`)
-	if err != nil {
-		t.Fatalf("ordinary Git work in the sandbox: %v\n%s", err, out)
-	}
-	if got := strings.Fields(out); !slices.Equal(got, []string{"feat", "main2", "two", "first", "lib2"}) {
-		t.Fatalf("history after the work: %q", out)
-	}
-	q, err := sandbox.QuarantineGit(f.ws, since, "t")
-	if err != nil || len(q) != 0 {
-		t.Fatalf("post-run check after ordinary work quarantined %v (%v); want nothing", q, err)
+cd vendor/lib; echo b >> a.txt; git commit -qam lib2; git checkout -qb topic; git log --format=%s -1`
+
+// TestGitOrdinaryWork checks that git add, commit, checkout -b, stash, merge and rebase work
+// in the sandbox, in the workspace's repository and in a nested one, and that the post-run
+// check then finds nothing to quarantine; as root and as uid 65534 (whose launcher gets its
+// mount namespace through a user namespace).
+func TestGitOrdinaryWork(t *testing.T) {
+	requireLandlock(t)
+	for _, user := range []string{"root", "uid 65534"} {
+		t.Run(user, func(t *testing.T) {
+			f := newGitFixture(t)
+			f.profile.Protection = sandbox.ProtectionMountNamespace
+			var out []byte
+			var err error
+			var since time.Time
+			if user == "root" {
+				since = f.since(t)
+				var s string
+				s, err = f.sh(t, ordinaryGitWork)
+				out = []byte(s)
+			} else {
+				testenv.RequireRoot(t)
+				bin := testenv.PublicExecutable(t)
+				f.profile.ReadOnlyRoots = append(f.profile.ReadOnlyRoots, filepath.Dir(bin))
+				for d := filepath.Dir(f.ws); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+					os.Chmod(d, 0o755)
+				}
+				if err := sandbox.Prepare(f.profile); err != nil {
+					t.Fatal(err)
+				}
+				if err := sandbox.MakeGitPlaceholders(f.profile); err != nil {
+					t.Fatal(err)
+				}
+				for _, root := range []string{f.ws, f.home, f.cacheRoot} {
+					filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
+				}
+				since = f.mark(t) // after the chown, which sets the ctime
+				profile, merr := f.profile.Marshal()
+				if merr != nil {
+					t.Fatal(merr)
+				}
+				cmd := exec.Command(bin, "sh", "-c", ordinaryGitWork)
+				cmd.Env = append(slices.Clone(f.env), driverEnv+"="+string(profile))
+				cmd.Dir = f.ws
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				out, err = cmd.CombinedOutput()
+			}
+			if err != nil {
+				t.Fatalf("ordinary Git work in the sandbox: %v\n%s", err, out)
+			}
+			if got := strings.Fields(string(out)); !slices.Equal(got, []string{"feat", "main2", "two", "first", "lib2"}) {
+				t.Fatalf("history after the work: %q", out)
+			}
+			q, err := sandbox.QuarantineGit(f.ws, since, "t")
+			if err != nil || len(q) != 0 {
+				t.Fatalf("post-run check after ordinary work quarantined %v (%v); want nothing", q, err)
+			}
+		})
 	}
 }
 
@@ -133,6 +182,7 @@ func TestGitAttacks(t *testing.T) {
 				t.Run(tt.name, func(t *testing.T) {
 					f := newGitFixture(t)
 					f.profile.Protection = layout
+					before := existingPaths(t, f.ws)
 					since := f.since(t)
 					out, err := f.sh(t, tt.script)
 					want := tt.mount
@@ -149,10 +199,35 @@ func TestGitAttacks(t *testing.T) {
 					if want != "" && !slices.Contains(q, want) {
 						t.Errorf("quarantined %v, want %s among them (command: %v: %s)", q, want, err, out)
 					}
+					checkNoCollateral(t, q, want, before)
 					checkHarmless(t, f.ws, tt.harm)
 				})
 			}
 		})
+	}
+}
+
+// existingPaths returns the workspace-relative paths beneath ws, before a command runs.
+func existingPaths(t *testing.T, ws string) map[string]bool {
+	t.Helper()
+	m := map[string]bool{}
+	filepath.Walk(ws, func(p string, _ os.FileInfo, _ error) error {
+		if rel, err := filepath.Rel(ws, p); err == nil {
+			m[rel] = true
+		}
+		return nil
+	})
+	return m
+}
+
+// checkNoCollateral fails t when the post-run check moved aside an entry that existed
+// before the command, other than want (what the attack changed).
+func checkNoCollateral(t *testing.T, q []string, want string, before map[string]bool) {
+	t.Helper()
+	for _, p := range q {
+		if p != want && before[p] {
+			t.Errorf("the post-run check moved aside %s, which the command did not change (all: %v)", p, q)
+		}
 	}
 }
 
@@ -185,10 +260,17 @@ func TestGitAttacksOrdinaryUser(t *testing.T) {
 			for d := filepath.Dir(f.ws); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
 				os.Chmod(d, 0o755)
 			}
-			since := f.since(t)
+			if err := sandbox.Prepare(f.profile); err != nil {
+				t.Fatal(err)
+			}
+			if err := sandbox.MakeGitPlaceholders(f.profile); err != nil {
+				t.Fatal(err)
+			}
 			for _, root := range []string{f.ws, f.home, f.cacheRoot} {
 				filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 65534, 65534) })
 			}
+			before := existingPaths(t, f.ws)
+			since := f.mark(t) // after the chown, which sets the ctime
 			profile, err := f.profile.Marshal()
 			if err != nil {
 				t.Fatal(err)
@@ -213,6 +295,7 @@ func TestGitAttacksOrdinaryUser(t *testing.T) {
 			if tt.mount != "" && !slices.Contains(q, tt.mount) {
 				t.Errorf("quarantined %v, want %s among them (command: %v: %s)", q, tt.mount, err, out)
 			}
+			checkNoCollateral(t, q, tt.mount, before)
 			checkHarmless(t, f.ws, tt.harm)
 		})
 	}
