@@ -90,6 +90,10 @@ func sweepCgroups(parent string) {
 	}
 }
 
+// CommandCgroups reports whether Start puts each command in a cgroup of its own here (see
+// cgroupUsable): cgroup v2 with cgroup.kill, and a cgroup where this process may make one.
+func CommandCgroups() bool { return cgroupUsable() != "" }
+
 // cgroup2Mount returns the mount point of the cgroup2 file system (proc(5) mountinfo).
 func cgroup2Mount() (string, error) {
 	b, err := os.ReadFile("/proc/self/mountinfo")

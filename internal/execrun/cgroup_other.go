@@ -10,6 +10,9 @@ import (
 // commandCgroup is Linux's cgroup v2 of one command; elsewhere there is none.
 type commandCgroup struct{}
 
+// CommandCgroups reports false: only Linux has cgroups.
+func CommandCgroups() bool { return false }
+
 // newCommandCgroup returns nil: only Linux has cgroups.
 func newCommandCgroup() *commandCgroup { return nil }
 
