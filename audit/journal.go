@@ -89,8 +89,11 @@ func appendJournalField(b *bytes.Buffer, key, value string) {
 	b.WriteString(value + "\n")
 }
 
-// journalFields returns the journald message, priority and fields of a record line.
-func journalFields(line []byte) (string, journal.Priority, map[string]string) {
+// journalFields returns the journald message, priority and fields of a record line of the
+// log in dir. A seal also carries SCODE_SEAL_INDEX and SCODE_SEAL_HEAD (the chain head it
+// seals), and every record SCODE_LOG_DIR, so that the journal can witness the log's seals
+// (witness.go).
+func journalFields(line []byte, dir string) (string, journal.Priority, map[string]string) {
 	var r Record
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	if err := json.Unmarshal(line, &r); err != nil {
@@ -104,6 +107,11 @@ func journalFields(line []byte) (string, journal.Priority, map[string]string) {
 		"SCODE_HASH":        r.Hash,
 		"SCODE_PREV":        r.Prev,
 		"SCODE_RECORD":      string(line),
+		"SCODE_LOG_DIR":     dir,
+	}
+	if r.Kind == KindSeal && r.SealIndex != nil {
+		v["SCODE_SEAL_INDEX"] = strconv.FormatUint(*r.SealIndex, 10)
+		v["SCODE_SEAL_HEAD"] = r.Prev
 	}
 	set := func(k, s string) {
 		if s != "" {
@@ -160,7 +168,7 @@ func (l *Log) mirror(lines [][]byte) {
 	l.journalMu.Lock()
 	defer l.journalMu.Unlock()
 	for _, line := range lines {
-		msg, prio, vars := journalFields(line)
+		msg, prio, vars := journalFields(line, l.absDir)
 		if err := l.journal.send(msg, prio, vars); err != nil {
 			l.journalErrs++
 		}

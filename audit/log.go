@@ -23,6 +23,9 @@ import (
 const (
 	DefaultMaxFileBytes = 64 << 20 // rotate a file once it reaches 64 MiB
 	DefaultSealEvery    = 1000     // seal after this many records
+	// DefaultSealAfter is how long a record may stay unsealed: a seal is written at most
+	// this long after the first record that follows the last seal.
+	DefaultSealAfter = 60 * time.Second
 )
 
 // File names in the log directory: the records live in files named for the seq of their
@@ -71,6 +74,10 @@ type Options struct {
 	KeepAge time.Duration
 	// SealEvery writes a seal after this many records. 0 means DefaultSealEvery.
 	SealEvery int
+	// SealAfter writes a seal at most this long after the first record that follows the
+	// last seal, however few records came since. 0 means DefaultSealAfter; negative
+	// means by count only.
+	SealAfter time.Duration
 	// SealKeyFile is the key state file (the current seal key K_i); default dir/seal.key.
 	SealKeyFile string
 	// VerifyKeyFile receives K_0 once, when the log is created; default dir/verify.key.
@@ -97,6 +104,7 @@ type Log struct {
 	red     *redactor
 	lock    *os.File
 	journal journalSink // nil when not configured
+	absDir  string      // dir made absolute: the mirror's SCODE_LOG_DIR
 
 	journalMu   sync.Mutex // guards journal sends and journalErrs; taken after mu (Close), never before
 	journalErrs int
@@ -112,6 +120,7 @@ type Log struct {
 	sinceSeal int    // records since the last seal
 	lastSeal  bool   // the last record written is a seal
 	seal      *sealState
+	sealTimer *time.Timer // armed while records are unsealed (SealAfter); nil otherwise
 	broken    error
 	// pendingSealIndex is the index of the last record's seal when Open found a seal last.
 	pendingSealIndex *uint64
@@ -257,6 +266,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	if opts.SealEvery <= 0 {
 		opts.SealEvery = DefaultSealEvery
 	}
+	if opts.SealAfter == 0 {
+		opts.SealAfter = DefaultSealAfter
+	}
 	if opts.KeepFiles == 1 {
 		opts.KeepFiles = 2
 	}
@@ -288,7 +300,17 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	if !opts.DisableJournal {
 		l.journal = newJournalSink(opts.JournalSocket)
+		if l.absDir, err = filepath.Abs(dir); err != nil {
+			l.absDir = dir
+		}
 	}
+	l.mu.Lock()
+	if !l.lastSeal && l.seq > 0 {
+		// Records left unsealed by the last writer are sealed within SealAfter too.
+		l.sinceSeal = max(l.sinceSeal, 1)
+		l.armSealTimer()
+	}
+	l.mu.Unlock()
 	return l, nil
 }
 
@@ -568,7 +590,31 @@ func (l *Log) appendWithUpkeep(rec *Record) ([][]byte, error) {
 			return lines, err
 		}
 	}
+	l.armSealTimer()
 	return lines, nil
+}
+
+// armSealTimer starts the SealAfter timer when records are unsealed and it is not running.
+// The caller holds mu.
+func (l *Log) armSealTimer() {
+	if l.opts.SealAfter > 0 && l.sinceSeal > 0 && l.sealTimer == nil && !l.closed {
+		l.sealTimer = time.AfterFunc(l.opts.SealAfter, l.sealByTime)
+	}
+}
+
+// sealByTime writes the seal SealAfter asks for, unless one was written meanwhile.
+func (l *Log) sealByTime() {
+	l.mu.Lock()
+	l.sealTimer = nil
+	if l.closed || l.broken != nil || l.sinceSeal == 0 {
+		l.mu.Unlock()
+		return
+	}
+	line, _ := l.sealLocked() // a failure breaks the log: the next Append reports it
+	l.mu.Unlock()
+	if line != nil {
+		l.mirror([][]byte{line})
+	}
 }
 
 func (l *Log) rotationDue() bool {
@@ -650,6 +696,10 @@ func (l *Log) sealLocked() ([]byte, error) {
 		return line, l.broken
 	}
 	l.sinceSeal = 0
+	if l.sealTimer != nil {
+		l.sealTimer.Stop()
+		l.sealTimer = nil
+	}
 	return line, nil
 }
 
@@ -830,6 +880,10 @@ func (l *Log) Close() error {
 		return ErrClosed
 	}
 	l.closed = true
+	if l.sealTimer != nil {
+		l.sealTimer.Stop()
+		l.sealTimer = nil
+	}
 	var err error
 	if l.broken == nil && !l.lastSeal && l.seq > 0 {
 		var line []byte

@@ -19,3 +19,6 @@ func checkOwnerMode(path string, fi fs.FileInfo, wantDir bool) error {
 func lockDir(path string) (*os.File, error) {
 	return nil, fmt.Errorf("lock %s: %w", path, ErrUnsupported)
 }
+
+// fileOwner reports false: no owner can be read here.
+func fileOwner(fs.FileInfo) (uint32, bool) { return 0, false }

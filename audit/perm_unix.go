@@ -58,3 +58,12 @@ func lockDir(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// fileOwner returns the uid that owns fi.
+func fileOwner(fi fs.FileInfo) (uint32, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Uid, true
+}

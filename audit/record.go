@@ -46,25 +46,28 @@ type Approval struct {
 // Prev and Hash must stay the last two fields: the canonical bytes are the JSON encoding up
 // to, not including, the hash member. New fields go before Prev.
 type Record struct {
-	Seq       uint64          `json:"seq"`
-	Time      time.Time       `json:"time"` // UTC, RFC 3339 with nanoseconds
-	Kind      Kind            `json:"kind"`
-	RequestID string          `json:"request_id,omitempty"`
-	Helper    string          `json:"helper,omitempty"` // "user" or "root"
-	Peer      *Peer           `json:"peer,omitempty"`
-	Command   string          `json:"command,omitempty"`
-	Cwd       string          `json:"cwd,omitempty"`
-	Workspace string          `json:"workspace,omitempty"`
-	Env       []string        `json:"env,omitempty"`            // requested environment additions, NAME=value, sorted; secret-named values redacted
-	Client    *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
-	Verdict   *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
-	Approved  bool            `json:"approved,omitempty"`       // a person's approval of this plan was accepted (Approval says which)
-	Reason    string          `json:"reason,omitempty"`
-	ExitCode  *int            `json:"exit_code,omitempty"`
-	Signal    string          `json:"signal,omitempty"`
-	Duration  float64         `json:"duration_s,omitempty"` // seconds
-	Stdout    int64           `json:"stdout_bytes,omitempty"`
-	Stderr    int64           `json:"stderr_bytes,omitempty"`
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"` // UTC, RFC 3339 with nanoseconds
+	Kind      Kind      `json:"kind"`
+	RequestID string    `json:"request_id,omitempty"`
+	Helper    string    `json:"helper,omitempty"` // "user" or "root"
+	Peer      *Peer     `json:"peer,omitempty"`
+	Command   string    `json:"command,omitempty"`
+	Cwd       string    `json:"cwd,omitempty"`       // the plan's resolved cwd (absolute, links resolved) where there is a plan, else as asked
+	Workspace string    `json:"workspace,omitempty"` // the plan's resolved workspace where there is a plan, else as asked
+	// Env is, in request and denied records, the requested environment additions; in start
+	// and exit records, the complete environment the command got. NAME=value, sorted;
+	// values of secret-named variables and secrets found by shape redacted (internal/redact).
+	Env      []string        `json:"env,omitempty"`
+	Client   *VerdictSummary `json:"client_verdict,omitempty"` // what the client said it decided
+	Verdict  *VerdictSummary `json:"helper_verdict,omitempty"` // the helper's own verdict
+	Approved bool            `json:"approved,omitempty"`       // a person's approval of this plan was accepted (Approval says which)
+	Reason   string          `json:"reason,omitempty"`
+	ExitCode *int            `json:"exit_code,omitempty"`
+	Signal   string          `json:"signal,omitempty"`
+	Duration float64         `json:"duration_s,omitempty"` // seconds
+	Stdout   int64           `json:"stdout_bytes,omitempty"`
+	Stderr   int64           `json:"stderr_bytes,omitempty"`
 	// Mode is the session's permission mode ("manual", "accept-edits", "workspace", or
 	// "unset" for a request that named none).
 	Mode string `json:"mode,omitempty"`

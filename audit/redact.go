@@ -1,60 +1,33 @@
 package audit
 
 import (
-	"errors"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/s-code-dev/s-code/internal/redact"
 )
 
-// MinSecretLen is the shortest secret value Options.Secrets accepts, in bytes: shorter values
-// would blank out ordinary words of every record.
-const MinSecretLen = 4
+// MinSecretLen is the shortest secret value Options.Secrets accepts, in bytes
+// (redact.MinSecretLen).
+const MinSecretLen = redact.MinSecretLen
 
 // ErrSecretTooShort is returned by Open for a registered secret shorter than MinSecretLen.
-var ErrSecretTooShort = errors.New("registered secret value is shorter than 4 bytes")
+var ErrSecretTooShort = redact.ErrSecretTooShort
 
-// redactPattern is one class of secret found by its shape.
-type redactPattern struct {
-	name   string
-	marker []string // cheap pre-check: the pattern can only match if one of these occurs (lower case)
-	re     *regexp.Regexp
-	repl   string // replacement, may name groups
-}
-
-// redactPatterns are the secrets found by shape. Sources: the formats GitHub, GitLab, Slack
-// and AWS document for their credentials, RFC 6750 (bearer tokens), RFC 3986 userinfo.
-var redactPatterns = []redactPattern{
-	{"private-key", []string{"private key-----"}, regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`), "[REDACTED:private-key]"},
-	{"aws-access-key", []string{"akia", "asia"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "[REDACTED:aws-access-key]"},
-	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), "[REDACTED:github-token]"},
-	{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), "[REDACTED:github-token]"},
-	{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), "[REDACTED:gitlab-token]"},
-	{"slack-token", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{8,}`), "[REDACTED:slack-token]"},
-	{"bearer", []string{"bearer"}, regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{6,}`), "${1}[REDACTED]"},
-	{"url-password", []string{"://"}, regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]*:)[^/\s@'"]+@`), "${1}[REDACTED]@"},
-	{"assignment", []string{"pass", "pwd", "token", "secret", "key"}, regexp.MustCompile(`(?i)\b((?:--?)?(?:password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token)\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&;'"]+)`), "${1}[REDACTED]"},
-	{"password-flag", []string{"--pass", "--token", "--secret"}, regexp.MustCompile(`(?i)(--(?:password|passwd|token|secret)\s+)("[^"]*"|'[^']*'|\S+)`), "${1}[REDACTED]"},
-}
-
-// redactor replaces secrets and escapes control characters in the strings of a record.
+// redactor replaces secrets (internal/redact) and escapes control characters in the strings
+// of a record.
 type redactor struct {
-	secrets []string // registered exact values, longest first
+	r *redact.Redactor
 }
 
 func newRedactor(secrets []string) (*redactor, error) {
-	r := &redactor{}
-	for _, s := range secrets {
-		if len(s) < MinSecretLen {
-			return nil, fmt.Errorf("audit: Options.Secrets: %w", ErrSecretTooShort)
-		}
-		r.secrets = append(r.secrets, s)
+	r, err := redact.New(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("audit: Options.Secrets: %w", err)
 	}
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-	return r, nil
+	return &redactor{r: r}, nil
 }
 
 // clean returns s with secrets replaced and then control characters escaped.
@@ -62,31 +35,7 @@ func (r *redactor) clean(s string) string {
 	if s == "" {
 		return s
 	}
-	return Escape(r.redact(s))
-}
-
-// redact replaces the registered secret values and the secrets found by shape.
-func (r *redactor) redact(s string) string {
-	for _, v := range r.secrets {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, "[REDACTED:registered]")
-		}
-	}
-	lower := strings.ToLower(s)
-	for _, p := range redactPatterns {
-		hit := false
-		for _, m := range p.marker {
-			if strings.Contains(lower, m) {
-				hit = true
-				break
-			}
-		}
-		if hit {
-			s = p.re.ReplaceAllString(s, p.repl)
-			lower = strings.ToLower(s)
-		}
-	}
-	return s
+	return Escape(r.r.String(s))
 }
 
 // record redacts and escapes every caller-supplied string of rec in place.
@@ -103,6 +52,13 @@ func (r *redactor) record(rec *Record) {
 		p := *rec.Peer
 		p.Exe = r.clean(p.Exe)
 		rec.Peer = &p
+	}
+	if rec.Quarantined != nil {
+		q := make([]string, len(rec.Quarantined))
+		for i, p := range rec.Quarantined {
+			q[i] = r.clean(p)
+		}
+		rec.Quarantined = q
 	}
 	rec.Client = r.verdict(rec.Client)
 	rec.Mode = r.clean(rec.Mode)
@@ -123,29 +79,10 @@ func (r *redactor) record(rec *Record) {
 	if rec.Env != nil {
 		env := make([]string, len(rec.Env))
 		for i, kv := range rec.Env {
-			env[i] = r.clean(redactEnvValue(kv))
+			env[i] = Escape(r.r.EnvPair(kv))
 		}
 		rec.Env = env
 	}
-}
-
-// secretEnvWords are the parts of a variable's name that mark its value as a secret.
-var secretEnvWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "API_KEY", "APIKEY", "PRIVATE", "AUTH"}
-
-// redactEnvValue returns the NAME=value pair kv with its value replaced by a marker when the
-// name says it holds a secret (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, …).
-func redactEnvValue(kv string) string {
-	name, _, ok := strings.Cut(kv, "=")
-	if !ok {
-		return kv
-	}
-	upper := strings.ToUpper(name)
-	for _, w := range secretEnvWords {
-		if strings.Contains(upper, w) {
-			return name + "=[REDACTED:env-secret]"
-		}
-	}
-	return kv
 }
 
 func (r *redactor) verdict(v *VerdictSummary) *VerdictSummary {

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // ProblemKind names what is wrong with a log.
@@ -55,19 +56,25 @@ func (p *Problem) String() string {
 
 // Report is what Verify found.
 type Report struct {
-	Dir          string   `json:"dir"`
-	Whole        bool     `json:"whole"` // the chain (and, with a key, the seals) verified with no problem
-	Files        int      `json:"files"`
-	Records      uint64   `json:"records"`
-	Bytes        int64    `json:"bytes"`
-	FirstSeq     uint64   `json:"first_seq,omitempty"`
-	LastSeq      uint64   `json:"last_seq,omitempty"` // the last whole record verified
-	LastHash     string   `json:"last_hash,omitempty"`
-	Seals        int      `json:"seals"`
-	SealsChecked bool     `json:"seals_checked"`           // a key was given and the seals were checked with it
-	UnsealedTail uint64   `json:"unsealed_tail,omitempty"` // records after the last seal (chain-protected only)
-	Problem      *Problem `json:"problem,omitempty"`
-	Notes        []string `json:"notes,omitempty"`
+	Dir          string `json:"dir"`
+	Whole        bool   `json:"whole"` // the chain (and, with a key, the seals) verified with no problem
+	Files        int    `json:"files"`
+	Records      uint64 `json:"records"`
+	Bytes        int64  `json:"bytes"`
+	FirstSeq     uint64 `json:"first_seq,omitempty"`
+	LastSeq      uint64 `json:"last_seq,omitempty"` // the last whole record verified
+	LastHash     string `json:"last_hash,omitempty"`
+	Seals        int    `json:"seals"`
+	SealsChecked bool   `json:"seals_checked"`           // a key was given and the seals were checked with it
+	UnsealedTail uint64 `json:"unsealed_tail,omitempty"` // records after the last seal (chain-protected only)
+	// UnsealedSince is the time of the oldest record after the last seal (zero when none).
+	UnsealedSince time.Time `json:"unsealed_since,omitzero"`
+	// SealEpoch is the key state's seal index (how many seals the writer has made), when
+	// a key was given and the state was read.
+	SealEpoch *uint64  `json:"seal_epoch,omitempty"`
+	Witness   *Witness `json:"witness,omitempty"` // what the witness said, when one was asked for
+	Problem   *Problem `json:"problem,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 // VerifyOptions are the inputs of VerifyWith besides the directory.
@@ -77,6 +84,10 @@ type VerifyOptions struct {
 	// StateFile is the seal key state to check the log's end against; default dir/seal.key.
 	// With a key it must exist: it is how a cut after the last seal is caught.
 	StateFile string
+	// Witness, when set, is compared with the log's seals: a rollback of the whole
+	// directory (log and key state) to an earlier copy is caught where the witness saw
+	// later seals (witness.go).
+	Witness WitnessSource
 }
 
 // Verify checks the log in dir: the chain (each record's hash, each prev, dense seq, file
@@ -128,14 +139,28 @@ func VerifyWith(dir string, opts VerifyOptions) (Report, error) {
 	} else {
 		v.rep.UnsealedTail = v.rep.Records
 	}
+	if v.rep.UnsealedTail > 0 && v.afterSeal != nil {
+		if r, err := decodeRecord(v.afterSeal); err == nil {
+			v.rep.UnsealedSince = r.Time
+		}
+	}
 	if opts.Key != nil {
 		v.rep.SealsChecked = true
 		if !v.checkState(opts.StateFile) {
 			return v.rep, nil
 		}
 	}
+	if opts.Witness != nil {
+		if !v.witness(opts.Witness) {
+			return v.rep, nil
+		}
+	}
 	if v.rep.UnsealedTail > 0 {
-		v.note(fmt.Sprintf("%d record(s) after the last seal are protected by the chain only (a cut there is not detectable until the next seal)", v.rep.UnsealedTail))
+		since := ""
+		if !v.rep.UnsealedSince.IsZero() {
+			since = " (the oldest written " + v.rep.UnsealedSince.UTC().Format(time.RFC3339) + ")"
+		}
+		v.note(fmt.Sprintf("%d record(s) after the last seal%s are protected by the chain only (a cut there is not detectable until the next seal, which the writer makes within its seal interval)", v.rep.UnsealedTail, since))
 	}
 	if opts.Key == nil && v.rep.Seals > 0 {
 		v.note("seals not checked: no verification key given")
@@ -155,12 +180,21 @@ type verifier struct {
 	prevFile      string
 	prevLine      int
 	started       bool
+	prevIsSeal    bool
 	prunedThrough uint64
 	lastSealIdx   uint64
 	lastSealSeq   uint64
 	keyIdx        uint64 // curKey is K_keyIdx
 	curKey        []byte
 	seen          map[uint64]bool // only filled after a mismatch
+	afterSeal     []byte          // a copy of the record after the last seal (or the first record)
+	sealHashes    map[uint64]sealSeen
+}
+
+// sealSeen is one seal of the log as the witness check needs it.
+type sealSeen struct {
+	seq  uint64
+	hash string
 }
 
 func (v *verifier) fail(kind ProblemKind, file string, line int, seq uint64, detail string) {
@@ -386,6 +420,16 @@ func (v *verifier) record(f logFile, line int, b, rest []byte, lc *lineCheck) bo
 			return false
 		}
 	}
+	if !v.started || v.prevIsSeal {
+		v.afterSeal = append(v.afterSeal[:0], b...)
+	}
+	v.prevIsSeal = string(rl.kind) == string(KindSeal)
+	if v.prevIsSeal {
+		if v.sealHashes == nil {
+			v.sealHashes = map[uint64]sealSeen{}
+		}
+		v.sealHashes[v.lastSealIdx] = sealSeen{seq: rl.seq, hash: string(rl.hash)}
+	}
 	v.started = true
 	v.rep.Records++
 	v.rep.LastSeq = rl.seq
@@ -473,6 +517,7 @@ func (v *verifier) checkState(path string) bool {
 		v.fail(ProblemBadSeal, filepath.Base(path), 0, 0, err.Error())
 		return false
 	}
+	v.rep.SealEpoch = &idx
 	want, ok := v.keyAt(idx)
 	if !ok || !hmac.Equal(want, k) {
 		v.fail(ProblemBadSeal, filepath.Base(path), 0, 0, fmt.Sprintf("the key state (seal %d) does not derive from this verification key: it was forged or belongs to another log", idx))
@@ -492,6 +537,18 @@ func (v *verifier) checkState(path string) bool {
 	case v.lastSealIdx > idx:
 		v.fail(ProblemBadSeal, filepath.Base(path), 0, 0, fmt.Sprintf("the key state (seal %d) is behind the log's last seal %d: it was replaced by an older copy", idx, v.lastSealIdx))
 		return false
+	}
+	// A log that still starts at seq 1 (no retention) holds every seal the key state has
+	// passed: as many as the epoch, one more after a crash before the state advanced.
+	if v.rep.FirstSeq == 1 {
+		want := idx
+		if v.rep.Seals > 0 && v.lastSealIdx == idx {
+			want = idx + 1
+		}
+		if uint64(v.rep.Seals) != want {
+			v.fail(ProblemTruncated, v.prevFile, 0, v.lastSealSeq+1, fmt.Sprintf("the log holds %d seal(s) but the key state's epoch is %d: seals were cut", v.rep.Seals, idx))
+			return false
+		}
 	}
 	return true
 }

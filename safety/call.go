@@ -612,7 +612,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	h := lookup(name)
 	if h == nil {
 		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
-		return 0
+		return a.wrappedCommand(argv, c)
 	}
 	return h(a, argv, c)
 }

@@ -112,7 +112,6 @@ func init() {
 	register(hCommand, "command")
 	register(hBuiltin, "builtin")
 	register(hXargs, "xargs")
-	register(hParallel, "parallel", "sem")
 	register(hWatch, "watch")
 	register(hBusybox, "busybox", "toybox")
 	register(hEnv, "env")
@@ -178,7 +177,7 @@ func hNetwork(a *analyzer, argv []arg, c *callInfo) eff {
 
 // onlyVersion reports whether argv only asks for a version or help.
 func onlyVersion(argv []arg) bool {
-	if len(argv) != 2 {
+	if len(argv) != 2 || notProbe(argv[0].s, argv[1].s) {
 		return false
 	}
 	switch argv[1].s {

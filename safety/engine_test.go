@@ -224,7 +224,7 @@ func TestNestedShells(t *testing.T) {
 		{"heredoc-cat-to-sh", "cat <<'EOF' | bash\nrm -rf ~\nEOF", Deny, "destructive.rm-home", false, ""},
 		{"echo-to-sh-read-only", "echo ls | sh", Allow, "", false, ""},
 		{"ip-netns-exec", "ip netns exec x rm -rf /", Deny, "destructive.rm-root", true, ""},
-		{"vim-cmd", "vim -c '!rm -rf /' f", Ask, "exec.tool-exec", false, ""},
+		{"vim-cmd", "vim -c '!rm -rf /' f", Deny, "destructive.rm-root", false, ""}, // the Ex command !CMD is judged (payload.go)
 		{"ack-pager", `ack --pager="rm -rf /" x`, Deny, "destructive.rm-root", false, ""},
 		{"bat-pager", `bat --pager "sh -c id" f`, Ask, "exec.tool-exec", false, ""},
 		{"tree-o", "tree -o /etc/x", Deny, "write.system", false, ""},

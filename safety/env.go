@@ -66,6 +66,9 @@ func injectionVar(name string) bool {
 	if v, ok := injectionExact[name]; ok {
 		return v
 	}
+	if configInjection(name) {
+		return true
+	}
 	switch {
 	case strings.HasPrefix(name, "LD_"), strings.HasPrefix(name, "DYLD_"),
 		strings.HasPrefix(name, "BASH_FUNC_"), strings.HasPrefix(name, "PERL5"),

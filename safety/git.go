@@ -2,62 +2,6 @@ package safety
 
 import "strings"
 
-// gitExecKey reports whether setting the Git configuration key k (any case) can make Git
-// run a program. Source: git-config(1) for each key; CVE-2022-24765 and CVE-2024-32002 for
-// repository configuration as an attack path.
-func gitExecKey(k string) bool {
-	k = strings.ToLower(k)
-	switch k {
-	case "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.hookspath",
-		"core.askpass", "core.gitproxy", "core.alternaterefscommand", "core.worktree",
-		"diff.external", "credential.helper", "gpg.program", "sequence.editor",
-		"uploadpack.packobjectshook", "include.path", "sendemail.smtpserver",
-		"sendemail.tocmd", "sendemail.cccmd", "web.browser", "instaweb.httpd",
-		"ssh.variant", "safe.directory", "protocol.allow", "http.proxy",
-		"interactive.difffilter", "init.templatedir", "gpg.ssh.defaultkeycommand":
-		return true
-	}
-	parts := strings.Split(k, ".")
-	first, last := parts[0], parts[len(parts)-1]
-	switch first {
-	case "pager", "includeif", "filter", "guitool":
-		return true
-	case "diff":
-		return last == "textconv" || last == "command" || last == "external"
-	case "tar":
-		return last == "command" // git archive --format=<format> pipes through it
-	case "merge":
-		return last == "driver"
-	case "gpg":
-		return last == "program"
-	case "credential":
-		return last == "helper"
-	case "remote":
-		return last == "receivepack" || last == "uploadpack" || last == "vcs" || last == "proxy"
-	case "submodule":
-		return last == "update"
-	case "protocol":
-		return last == "allow"
-	case "difftool", "mergetool", "man", "browser":
-		return last == "cmd" || last == "path"
-	case "core":
-		return last == "pager" || last == "editor" || last == "sshcommand" || last == "fsmonitor"
-	case "url":
-		return false
-	}
-	return false
-}
-
-// gitExecSetting reports whether setting key to value can make Git run a program: an
-// exec key (gitExecKey), or an alias whose value starts with "!" (a shell command).
-func gitExecSetting(key, value string, dynValue bool) bool {
-	if strings.HasPrefix(strings.ToLower(key), "alias.") {
-		v := strings.TrimSpace(value)
-		return dynValue || strings.HasPrefix(v, "!")
-	}
-	return gitExecKey(key)
-}
-
 // gitGlobal lists git's global options that take an argument.
 var gitGlobalArg = map[string]bool{"-C": true, "-c": true, "--git-dir": true, "--work-tree": true, "--namespace": true, "--config-env": true, "--super-prefix": true, "--exec-path": false, "--list-cmds": true, "--attr-source": true}
 
@@ -94,12 +38,14 @@ func hGit(a *analyzer, argv []arg, c *callInfo) eff {
 		case "-c":
 			k, val, _ := strings.Cut(v.s, "=")
 			if strings.HasPrefix(v.s, dyn) || gitExecSetting(k, val, v.dyn) {
-				a.find(c, "git.config-exec", Deny, "git -c "+display(k))
+				a.find(c, "git.config-exec", Deny, "git -c "+display(k)+gitKeyWhy(k, val, v.dyn))
+			} else if gitPagerOn(k, val) {
+				a.find(c, "git.pager", Ask, "git -c "+display(k)+" turns the pager on")
 			}
 		case "--config-env":
 			k, _, _ := strings.Cut(v.s, "=")
 			if v.dyn || gitExecKey(k) {
-				a.find(c, "git.config-exec", Deny, "git --config-env "+display(k))
+				a.find(c, "git.config-exec", Deny, "git --config-env "+display(k)+gitKeyWhy(k, "", true))
 			} else {
 				a.find(c, "git.config-set", Ask, "git --config-env reads a configuration value from the environment")
 			}
@@ -475,7 +421,7 @@ func (a *analyzer) gitConfig(args []arg, c *callInfo) eff {
 		val, valDyn = ops[1].s, ops[1].dyn
 	}
 	if len(ops) > 0 && (ops[0].dyn || gitExecSetting(ops[0].s, val, valDyn)) {
-		a.find(c, "git.config-exec", Deny, "git config "+display(ops[0].s))
+		a.find(c, "git.config-exec", Deny, "git config "+display(ops[0].s)+gitKeyWhy(ops[0].s, val, valDyn))
 		return 0
 	}
 	a.find(c, "git.config-set", Ask, "")

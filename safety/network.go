@@ -201,6 +201,7 @@ func hSSH(a *analyzer, argv []arg, c *callInfo) eff {
 			a.find(c, "exec.tool-exec", Ask, "This ssh option runs a local command")
 		}
 	}
+	a.sshPayloads(argv, c)
 	return effNetwork | effFetch
 }
 
@@ -210,10 +211,23 @@ func hScp(a *analyzer, argv []arg, c *callInfo) eff {
 	p := parseArgs(argv, &optSpec{arg: "cFiJloPSeBT", long: []string{"rsh", "rsync-path", "exclude", "include", "exclude-from", "include-from", "files-from", "filter", "password-file", "log-file", "backup-dir", "temp-dir", "partial-dir", "compare-dest", "copy-dest", "link-dest", "chmod", "chown", "timeout", "bwlimit", "port", "sockopts", "out-format", "log-file-format", "max-size", "min-size", "compress-choice", "checksum-choice", "usermap", "groupmap", "info", "debug", "suffix", "modify-window", "block-size", "max-delete", "iconv"}})
 	if p.has("e", "--rsh", "--rsync-path") && argv[0].s == "rsync" {
 		a.find(c, "exec.tool-exec", Ask, "rsync -e / --rsync-path runs a program")
+		// -e COMMAND runs locally (rsync(1) splits it into words; judged as a shell
+		// command, which is no more lenient); --rsync-path runs on the remote host.
+		for _, o := range p.all("e", "--rsh") {
+			if o.has {
+				a.payloadShell(o.val, c)
+			}
+		}
 	}
 	if argv[0].s == "scp" && p.has("S") {
 		a.find(c, "exec.tool-exec", Ask, "scp -S runs another program instead of ssh")
+		for _, o := range p.all("S") {
+			if o.has {
+				a.judge([]arg{o.val}, c)
+			}
+		}
 	}
+	a.sshPayloads(argv, c)
 	for _, o := range p.all("o") {
 		if l := strings.ToLower(o.val.s); strings.Contains(l, "proxycommand") || strings.Contains(l, "localcommand") {
 			a.find(c, "exec.tool-exec", Ask, "This ssh option runs a local command")

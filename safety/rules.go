@@ -87,7 +87,7 @@ var rules = map[string]rule{
 	"env.injection":     {Deny, "This sets an environment variable that makes programs load or run other code (loader preload, shell startup, interpreter options, pager, editor, Git hooks)." + retry},
 	"env.ifs":           {Ask, "This changes IFS, which changes how the shell splits words; a person must approve it."},
 	"env.dynamic":       {Ask, "This exports or declares a variable whose name is only known when the command runs; write it literally."},
-	"git.config-exec":   {Deny, "This sets a Git configuration key that runs a program (pager, editor, hooks path, ssh command, diff or merge drivers, filters, aliases starting with !, credential helpers); configure Git by hand." + retry},
+	"git.config-exec":   {Deny, "This sets a Git configuration key that runs a program (pager, editor, hooks path or hook commands, ssh command, diff or merge drivers, filters, trailer, mail or tunnel commands, aliases starting with !, credential helpers; the keys of safety.GitProgramKeys); configure Git by hand." + retry},
 	"git.exec-path":     {Deny, "This points Git at another directory of Git programs, which runs arbitrary code." + retry},
 	"git.repo-override": {Ask, "This points Git at another repository, work tree or namespace; a person must approve it."},
 	"git.pager":         {Ask, "This runs Git's pager, a program chosen by configuration; a person must approve it."},

@@ -342,7 +342,9 @@ func hSysChange(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 			if p.rest+skip < len(argv) {
 				a.find(c, "root.change", Ask, name+" runs a command in another root or namespace")
-				return a.judge(argv[p.rest+skip:], c)
+				// chroot starts in the new root's /; nsenter -w/--wd in the target's directory.
+				unknown := name == "chroot" || p.has("w", "--wd")
+				return a.inDir(arg{}, unknown, func() eff { return a.judge(argv[p.rest+skip:], c) })
 			}
 		}
 	}
@@ -392,7 +394,7 @@ func hCron(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		}
 		if !timer {
-			p := parseArgs(argv, &optSpec{arg: "upEMHd", long: []string{"unit", "property", "setenv", "working-directory", "uid", "gid", "nice", "slice", "description", "machine", "host", "service-type", "path-property", "socket-property", "timer-property"}, stop: true})
+			p := parseArgs(argv, &optSpec{arg: "upEMH", long: []string{"unit", "property", "setenv", "working-directory", "uid", "gid", "nice", "slice", "description", "machine", "host", "service-type", "path-property", "socket-property", "timer-property"}, stop: true})
 			for _, o := range p.all("E", "--setenv") {
 				if k, _, ok := strings.Cut(o.val.s, "="); ok {
 					a.envName(k, c)
@@ -404,7 +406,7 @@ func hCron(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 			a.find(c, "background.job", Ask, "systemd-run starts a service that outlives the command")
 			if p.rest < len(argv) {
-				return a.judge(argv[p.rest:], c)
+				return a.inDir(systemdRunDir(a, p), false, func() eff { return a.judge(argv[p.rest:], c) })
 			}
 			return 0
 		}

@@ -536,9 +536,11 @@ func hTar(a *analyzer, argv []arg, c *callInfo) eff {
 			}
 		case "I", "--use-compress-program", "--to-command", "--rsh-command", "--rmt-command", "F", "--info-script", "--new-volume-script":
 			a.find(c, "exec.tool-exec", Ask, "This tar option runs a program")
+			a.tarPayload(p, o, c)
 		case "--checkpoint-action":
 			if strings.Contains(o.val.s, "exec") || o.val.dyn {
 				a.find(c, "exec.tool-exec", Ask, "tar --checkpoint-action=exec runs a command")
+				a.tarPayload(p, o, c)
 			}
 		}
 	}

@@ -119,7 +119,7 @@ func (a *analyzer) addAt(id string, d Decision, off int, cmd, detail string) {
 			return
 		}
 	}
-	msg := rules[id].message
+	msg := a.ruleMessage(id)
 	if strings.HasPrefix(id, "policy.") {
 		msg = ""
 	}

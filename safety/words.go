@@ -134,6 +134,9 @@ func substOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 			return "", false
 		}
 	}
+	if out, ok := repoPathOutput(a, stmts); ok {
+		return out, true
+	}
 	return echoOutput(a, stmts)
 }
 

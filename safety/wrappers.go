@@ -148,6 +148,8 @@ var bwrapArgs = map[string]int{
 // hBwrap judges bubblewrap: its options (some take two or three arguments) and then the
 // command, which is judged as if it ran unconfined.
 func hBwrap(a *analyzer, argv []arg, c *callInfo) eff {
+	var chdir arg
+	hasChdir := false
 	i := 1
 	for i < len(argv) {
 		s := argv[i].s
@@ -161,10 +163,16 @@ func hBwrap(a *analyzer, argv []arg, c *callInfo) eff {
 		if s == "--setenv" && i+1 < len(argv) {
 			a.envName(argv[i+1].s, c)
 		}
+		if s == "--chdir" && i+1 < len(argv) {
+			chdir, hasChdir = argv[i+1], true
+		}
 		i += 1 + bwrapArgs[s]
 	}
 	if i >= len(argv) {
 		return 0
+	}
+	if hasChdir {
+		return a.inDir(chdir, false, func() eff { return a.judge(argv[i:], c) })
 	}
 	return a.judge(argv[i:], c)
 }
@@ -536,31 +544,6 @@ func (a *analyzer) xargsKnownInput(cmd []arg, repl string, c *callInfo) eff {
 	return e
 }
 
-// hParallel judges GNU parallel and sem: like xargs; without a command it runs the lines
-// of its input as commands.
-func hParallel(a *analyzer, argv []arg, c *callInfo) eff {
-	i := 1
-	for i < len(argv) && strings.HasPrefix(argv[i].s, "-") {
-		i++
-	}
-	if i >= len(argv) || argv[i].s == ":::" || argv[i].s == "::::" {
-		a.find(c, "exec.shell-stdin", Ask, "parallel runs its input lines as commands")
-		return effShellStdin
-	}
-	var sub []arg
-	for _, x := range argv[i:] {
-		if x.s == ":::" || x.s == "::::" || x.s == ":::+" {
-			break
-		}
-		sub = append(sub, x)
-	}
-	if len(sub) == 1 && strings.Contains(sub[0].s, " ") {
-		return a.nested(sub[0], Bash, c)
-	}
-	sub = append(sub, arg{s: a.cwdOrDyn() + "/" + dyn, dyn: true})
-	return a.judge(sub, c)
-}
-
 // hWatch judges watch: without -x it joins its arguments and runs them with sh -c.
 func hWatch(a *analyzer, argv []arg, c *callInfo) eff {
 	p := parseArgs(argv, &optSpec{arg: "nq", long: []string{"interval", "equexit"}, lopt: []string{"differences"}, stop: true})
@@ -665,9 +648,14 @@ func hSudo(a *analyzer, argv []arg, c *callInfo) eff {
 	}
 	switch name {
 	case "su", "runuser", "ksu", "sg":
+		login := false
 		for i := 1; i < len(argv); i++ {
+			if argv[i].s == "-" || argv[i].s == "-l" || argv[i].s == "--login" {
+				login = true // a login shell starts in the user's home directory
+			}
 			if (argv[i].s == "-c" || argv[i].s == "--command") && i+1 < len(argv) {
-				return a.nested(argv[i+1], Bash, c)
+				x := argv[i+1]
+				return a.inDir(arg{}, login, func() eff { return a.nested(x, Bash, c) })
 			}
 		}
 		p := parseArgs(argv, &suSpec)
@@ -714,6 +702,13 @@ func hSudo(a *analyzer, argv []arg, c *callInfo) eff {
 	if len(rest) == 0 {
 		return 0
 	}
+	// sudo -D DIR runs the command in DIR; -i in the target user's home directory.
+	if d, ok := p.get("D", "--chdir"); ok && d.has {
+		return a.inDir(d.val, false, func() eff { return a.judge(rest, c) })
+	}
+	if p.has("i", "--login") {
+		return a.inDir(arg{}, true, func() eff { return a.judge(rest, c) })
+	}
 	return a.judge(rest, c)
 }
 
@@ -755,6 +750,9 @@ func hPerf(a *analyzer, argv []arg, c *callInfo) eff {
 // run shell commands.
 func hGdb(a *analyzer, argv []arg, c *callInfo) eff {
 	a.find(c, "exec.tool-exec", Ask, argv[0].s+" runs and controls a program")
+	if argv[0].s == "gdb" {
+		a.optionPayload(argv, optionPayloads["gdb"], c)
+	}
 	for i, x := range argv[1:] {
 		if x.s == "--args" || x.s == "--" && argv[0].s == "lldb" {
 			if i+2 < len(argv) {

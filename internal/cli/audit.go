@@ -158,6 +158,8 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 		where   auditDirFlags
 		keyFile string
 		state   string
+		witness string
+		jdir    string
 		asJSON  bool
 	)
 	cmd := &cobra.Command{
@@ -174,6 +176,13 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 				if opts.Key, err = audit.ReadVerifyKey(keyFile); err != nil {
 					return err
 				}
+			}
+			switch witness {
+			case "":
+			case "journal":
+				opts.Witness = audit.JournalWitness{Directory: jdir}
+			default:
+				return fmt.Errorf("--witness %q: the only witness is journal", witness)
 			}
 			rep, err := audit.VerifyWith(dir, opts)
 			if err != nil {
@@ -203,6 +212,21 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 			}
 			fmt.Fprintf(streams.Out, "audit log %s: whole\n", audit.Escape(dir))
 			fmt.Fprintf(streams.Out, "%d record(s) in %d file(s), seq %d..%d, %d seal(s), %s\n", rep.Records, rep.Files, rep.FirstSeq, rep.LastSeq, rep.Seals, seals)
+			if rep.SealEpoch != nil {
+				fmt.Fprintf(streams.Out, "key state epoch %d: every seal it passed is in the log\n", *rep.SealEpoch)
+			}
+			if rep.UnsealedTail > 0 {
+				since := ""
+				if !rep.UnsealedSince.IsZero() {
+					since = ", the oldest written " + rep.UnsealedSince.Local().Format(time.DateTime)
+				}
+				fmt.Fprintf(streams.Out, "unsealed: %d record(s) after the last seal%s\n", rep.UnsealedTail, since)
+			} else {
+				fmt.Fprintf(streams.Out, "unsealed: none (the last record is a seal)\n")
+			}
+			if w := rep.Witness; w != nil {
+				fmt.Fprintf(streams.Out, "witness %s: %d seal(s) seen, %d match the log, %d older than the log (retention)\n", w.Source, w.Seals, w.Matched, w.Pruned)
+			}
 			for _, n := range rep.Notes {
 				fmt.Fprintf(streams.Out, "note: %s\n", audit.Escape(n))
 			}
@@ -212,6 +236,8 @@ func newAuditVerifyCmd(streams IO) *cobra.Command {
 	where.register(cmd)
 	cmd.Flags().StringVar(&keyFile, "key", "", "verification key file (K_0, the verify.key written when the log was created)")
 	cmd.Flags().StringVar(&state, "state", "", "seal key state file to check the log's end against (default DIR/seal.key)")
+	cmd.Flags().StringVar(&witness, "witness", "", "compare the seals with a witness outside the log: journal (the journald mirror), to catch a rollback of the whole directory")
+	cmd.Flags().StringVar(&jdir, "journal-dir", "", "with --witness journal: read the journal files in this `DIR` instead of the system journal")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

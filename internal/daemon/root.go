@@ -73,6 +73,7 @@ func RunRoot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Role:           safety.RoleRoot,
 			Authorize:      pol.Authorize,
 			Runner:         execrun.Plain{},
+			Gate:           gitGate,
 			Policy:         pol.Safety,
 			PolicySummary:  pol.Summary(),
 			Path:           pol.Path,

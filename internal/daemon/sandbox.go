@@ -87,7 +87,7 @@ func SandboxSummary(p sandbox.Profile, f sandbox.Features) permission.Sandbox {
 // PATH). On a machine that cannot confine commands the gate makes every verdict at least ask,
 // so a command reaching the runner there was approved by a person and the launcher may run
 // it unconfined (the card of s-code sandbox and the finding say why).
-func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string) safety.Verdict, sandbox.Features, error) {
+func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string, safety.Context) safety.Verdict, sandbox.Features, error) {
 	if launcher == "" {
 		var err error
 		if launcher, err = sandbox.FindLauncher(); err != nil {
@@ -101,7 +101,9 @@ func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string) s
 		return nil, nil, sandbox.Features{}, fmt.Errorf("sandbox launcher %s is not an executable file: %w", launcher, errors.Join(err, sandbox.ErrLauncherMissing))
 	}
 	f := sandbox.ProbeFeatures()
-	gate := func(v safety.Verdict, command string) safety.Verdict { return sandbox.GateVerdict(v, command, f) }
+	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict {
+		return sandbox.GateVerdict(v, command, f)
+	}
 	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines()}
 	return &sandboxRunner{r: r, f: f, checks: map[*exec.Cmd]sandbox.PostRun{}}, gate, f, nil
 }

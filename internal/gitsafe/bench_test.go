@@ -92,3 +92,24 @@ func BenchmarkCheck(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkPin measures what pinning adds to each git command: the private view of the
+// checked directories (pinLayout), the layout comparison after git (verify) and release.
+func BenchmarkPin(b *testing.B) {
+	r := openRepo(b, newRepo(b))
+	l, err := r.check()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := pinLayout(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.verify(l); err != nil {
+			b.Fatal(err)
+		}
+		p.release()
+	}
+}

@@ -89,6 +89,9 @@ type Repo struct {
 	git       string
 	maxOutput int
 	timeout   time.Duration
+	// afterCheck, when set (tests), runs between Check and git's start: the window in
+	// which a racing writer would swap the repository's files.
+	afterCheck func()
 }
 
 // Open returns the Repo of the workspace directory. It resolves the workspace's path and
@@ -124,10 +127,16 @@ func Open(workspace string, opts Options) (*Repo, error) {
 // Workspace returns the absolute, symlink-free path of the workspace root.
 func (r *Repo) Workspace() string { return r.workspace }
 
-// layout is where a checked repository's parts are.
+// layout is where a checked repository's parts are, and the configuration bytes that were
+// checked: git is run on these bytes (pin.go), never on a second read of the files.
 type layout struct {
 	gitDir    string // $GIT_DIR
 	commonDir string // where config, objects and refs live (differs in a linked worktree)
+
+	config         []byte // commonDir/config as checked (nil when absent)
+	worktreeConfig bool   // extensions.worktreeConfig is on: git also reads gitDir/config.worktree
+	configWorktree []byte // gitDir/config.worktree as checked (when worktreeConfig)
+	stamp          []byte // layoutStamp when checked
 }
 
 // Check reports whether git may run on the repository now, and returns the refusal if not:
@@ -153,7 +162,10 @@ func (r *Repo) check() (layout, error) {
 	if err != nil {
 		return layout{}, err
 	}
-	if err := checkConfig(l); err != nil {
+	if l.stamp, err = layoutStamp(l); err != nil {
+		return layout{}, err
+	}
+	if err := checkConfig(&l); err != nil {
 		return layout{}, err
 	}
 	return l, nil
@@ -315,13 +327,15 @@ func inside(ws, target, from, reason string) (string, error) {
 const maxIncludeDepth = 10
 
 // checkConfig reads the repository's configuration files and returns a *ConfigError
-// listing every setting hazard refuses.
-func checkConfig(l layout) error {
+// listing every setting hazard refuses. It keeps the bytes it judged in l, so that git reads
+// exactly those (an include is itself a finding, so they are the whole configuration).
+func checkConfig(l *layout) error {
 	var findings []Finding
-	entries, err := readConfigTree(filepath.Join(l.commonDir, "config"), 0, &findings)
+	entries, data, err := readConfigTree(filepath.Join(l.commonDir, "config"), 0, &findings)
 	if err != nil {
 		return err
 	}
+	l.config = data
 	worktreeConfig := false
 	for _, e := range entries {
 		if e.Key == "extensions.worktreeconfig" {
@@ -330,9 +344,11 @@ func checkConfig(l layout) error {
 		}
 	}
 	if worktreeConfig {
-		if _, err := readConfigTree(filepath.Join(l.gitDir, "config.worktree"), 0, &findings); err != nil {
+		_, data, err := readConfigTree(filepath.Join(l.gitDir, "config.worktree"), 0, &findings)
+		if err != nil {
 			return err
 		}
+		l.worktreeConfig, l.configWorktree = true, data
 	}
 	if len(findings) > 0 {
 		return &ConfigError{Findings: findings}
@@ -342,18 +358,19 @@ func checkConfig(l layout) error {
 
 // readConfigTree parses file (absent is empty, as for git), appends its hazards to
 // findings, and follows its include.path and includeIf.*.path settings whatever their
-// condition, so the refusal also names what the included files hold.
-func readConfigTree(file string, depth int, findings *[]Finding) ([]configEntry, error) {
+// condition, so the refusal also names what the included files hold. It returns file's
+// entries and its bytes (nil when absent).
+func readConfigTree(file string, depth int, findings *[]Finding) ([]configEntry, []byte, error) {
 	data, err := readRepoFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, &LayoutError{Rule: RuleConfigSyntax, Path: file, Reason: "cannot read configuration", Err: err}
+		return nil, nil, &LayoutError{Rule: RuleConfigSyntax, Path: file, Reason: "cannot read configuration", Err: err}
 	}
 	entries, err := parseConfig(data, file)
 	if err != nil {
-		return nil, &LayoutError{Rule: RuleConfigSyntax, Path: file, Reason: "configuration git may read differently", Err: err}
+		return nil, nil, &LayoutError{Rule: RuleConfigSyntax, Path: file, Reason: "configuration git may read differently", Err: err}
 	}
 	for _, e := range entries {
 		reason := hazard(e)
@@ -370,14 +387,14 @@ func readConfigTree(file string, depth int, findings *[]Finding) ([]configEntry,
 			if !filepath.IsAbs(inc) {
 				inc = filepath.Join(filepath.Dir(file), inc)
 			}
-			if _, err := readConfigTree(inc, depth+1, findings); err != nil {
+			if _, _, err := readConfigTree(inc, depth+1, findings); err != nil {
 				var le *LayoutError
 				if errors.As(err, &le) && le.Rule == RuleConfigSyntax {
 					continue // already refused for the include itself
 				}
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	return entries, nil
+	return entries, data, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/s-code-dev/s-code/internal/testenv"
+	"github.com/s-code-dev/s-code/safety"
 )
 
 // toolRun is one call of a git tool and its error.
@@ -323,6 +324,16 @@ func TestHazards(t *testing.T) {
 					writeFile(t, filepath.Join(ws, "b.txt"), "staged\n")
 					gitIn(t, ws, "add", "b.txt")
 					tc.setup(t, ws, m)
+					if tc.key != "" {
+						// The same key through ShellSafety: setting it from a command is denied.
+						key := strings.ReplaceAll(tc.key, "{ws}", ws)
+						for _, role := range []safety.Role{safety.RoleUser, safety.RoleRoot} {
+							cmd := "git -c " + shellQuote(key+"=!"+m.script) + " status" // "!": aliases and submodule.update run only such values
+							if v := safety.Check(cmd, safety.Context{Role: role, Workspace: ws, Home: filepath.Dir(ws)}); v.Decision != safety.Deny {
+								t.Errorf("%s: safety.Check(%s) = %s, want deny", role, cmd, v.Decision)
+							}
+						}
+					}
 					if tc.control != nil {
 						gitTry(ws, tc.control...)
 						if !m.ran(t) {

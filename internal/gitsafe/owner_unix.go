@@ -20,3 +20,16 @@ func checkOwner(path string) error {
 	}
 	return nil
 }
+
+// fileID returns "DEV:INO" of fi.
+func fileID(fi os.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	return "?"
+}
+
+// unixWritable reports whether this process may create entries in dir.
+func unixWritable(dir string) bool {
+	return syscall.Access(dir, 0x2|0x1) == nil // W_OK|X_OK
+}

@@ -119,8 +119,8 @@ var diffCommands = map[string]bool{"diff": true, "log": true, "show": true, "dif
 // env returns the environment of every git command, built from nothing: no inherited GIT_*
 // variable (GIT_DIR, GIT_CONFIG_*, GIT_EXEC_PATH, GIT_EXTERNAL_DIFF, GIT_SSH_COMMAND …), no
 // user or system configuration, no pager, no prompts, no optional locks, the repository
-// pinned to gitDir and workTree.
-func (r *Repo) env(l layout) []string {
+// pinned to the checked directories (pin.go) and the work tree.
+func (r *Repo) env(p *pinned) []string {
 	gitBin := filepath.Dir(r.git)
 	path := gitBin
 	for _, d := range []string{"/usr/bin", "/bin"} {
@@ -146,7 +146,8 @@ func (r *Repo) env(l layout) []string {
 		"PAGER=cat",
 		"GIT_NO_LAZY_FETCH=1",
 		"GIT_PROTOCOL_FROM_USER=0",
-		"GIT_DIR=" + l.gitDir,
+		"GIT_DIR=" + p.gitDir,
+		"GIT_COMMON_DIR=" + p.commonDir,
 		"GIT_WORK_TREE=" + r.workspace,
 		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(r.workspace),
 	}
@@ -227,11 +228,28 @@ func (r *Repo) run(ctx context.Context, stdin []byte, args []string) (*output, e
 	if err != nil {
 		return nil, err
 	}
+	if r.afterCheck != nil {
+		r.afterCheck()
+	}
+	p, err := pinLayout(l)
+	if err != nil {
+		return nil, err
+	}
+	defer p.release()
+	out, err := r.runPinned(ctx, p, stdin, args)
+	if verr := p.verify(l); verr != nil {
+		return nil, verr
+	}
+	return out, err
+}
+
+// runPinned runs git on the pinned view p of the checked repository.
+func (r *Repo) runPinned(ctx context.Context, p *pinned, stdin []byte, args []string) (*output, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, r.timeout, ErrTimeout)
 	defer cancel()
 
 	cmd := exec.CommandContext(ctx, r.git, argv(args)...)
-	cmd.Env = r.env(l)
+	cmd.Env = r.env(p)
 	cmd.Dir = r.workspace
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)

@@ -62,8 +62,9 @@ type Config struct {
 	Runner execrun.Runner
 	// Gate, when not nil, may make the helper's verdict for a command stricter (never
 	// looser), for example ask when the sandbox cannot confine commands on this machine. The
-	// helper keeps the stricter of the two decisions whatever Gate returns.
-	Gate func(v safety.Verdict, command string) safety.Verdict
+	// helper keeps the stricter of the two decisions whatever Gate returns. ctx is the
+	// context the command was judged in (its resolved workspace and cwd).
+	Gate func(v safety.Verdict, command string, ctx safety.Context) safety.Verdict
 	// Policy is the helper's own extra ShellSafety policy; nil means none.
 	Policy *safety.Policy
 	// PolicySummary is one line describing the policy, reported by Status.
@@ -92,6 +93,9 @@ type Config struct {
 	MaxTimeout time.Duration
 	// KillGrace is the time between SIGTERM and SIGKILL; 0 means execrun.DefaultKillGrace.
 	KillGrace time.Duration
+	// Limits bound the connections and calls of each uid (limits.go); the zero value
+	// takes the defaults.
+	Limits Limits
 	// Logger receives the helper's logs; nil means none.
 	Logger *zap.Logger
 }

@@ -133,6 +133,7 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 	}
 
 	// record start: durably, before the command starts.
+	withSpec(&x.base, spec)
 	st := x.base
 	st.Kind = audit.KindStart
 	st.Verdict = summary(x.pl.verdict())
@@ -333,7 +334,7 @@ func (s *Server) judge(command string, ctx safety.Context) safety.Verdict {
 	if s.cfg.Gate == nil {
 		return v
 	}
-	g := s.cfg.Gate(v, command)
+	g := s.cfg.Gate(v, command, ctx)
 	g.Decision = g.Decision.Stricter(v.Decision)
 	return g
 }

@@ -623,7 +623,7 @@ func TestShutdownKillsAfterGrace(t *testing.T) {
 
 // TestGateMakesStricter: a Gate can turn a verdict into a denial (or ask), never looser.
 func TestGateMakesStricter(t *testing.T) {
-	gate := func(v safety.Verdict, command string) safety.Verdict {
+	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict {
 		if strings.Contains(command, "forbidden") {
 			return safety.Verdict{Decision: safety.Deny, Findings: append(v.Findings, safety.Finding{Rule: "test.gate", Decision: safety.Deny, Command: command, Message: "gated"})}
 		}

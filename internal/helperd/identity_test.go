@@ -31,6 +31,9 @@ import (
 // another uid): with HELPERD_TEST_CALL=socket it calls Status and Exec and prints the gRPC
 // status codes.
 func TestMain(m *testing.M) {
+	if sock := os.Getenv("HELPERD_TEST_FLOOD"); sock != "" {
+		os.Exit(flood(sock))
+	}
 	if sock := os.Getenv("HELPERD_TEST_CALL"); sock != "" {
 		conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(local.NewCredentials()))
 		if err != nil {

@@ -53,6 +53,9 @@ type Server struct {
 	runCancel context.CancelFunc
 	// handlers counts Exec handlers, so Shutdown can wait for their exit records.
 	handlers sync.WaitGroup
+
+	lim      *limiter  // per-uid connections and calls (limits.go)
+	refusals *refusals // refusal records, bursts summarized
 }
 
 var _ helperv1.HelperServer = (*Server)(nil)
@@ -71,11 +74,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.stateDirs = append(workspace.StateDirs(os.Getenv, s.home), cfg.StateDirs...)
 	s.runCtx, s.runCancel = context.WithCancel(context.Background())
+	s.lim = newLimiter(cfg.Limits)
+	s.refusals = newRefusals(s.lim.lim.RefusalInterval, func(r *audit.Record) { s.audit(context.Background(), r, false) })
 	s.grpc = grpc.NewServer(
-		grpc.Creds(peerauth.NewServerCredentials(s.handshakeFailed)),
+		grpc.Creds(limitCreds{TransportCredentials: peerauth.NewServerCredentials(s.handshakeFailed), s: s}),
 		grpc.MaxRecvMsgSize(MaxMessageSize),
-		grpc.UnaryInterceptor(s.unaryAuth),
-		grpc.StreamInterceptor(s.streamAuth),
+		grpc.StatsHandler(callWatch{s}),
+		grpc.ChainUnaryInterceptor(s.unaryLimit, s.unaryAuth),
+		grpc.ChainStreamInterceptor(s.streamLimit, s.streamAuth),
 	)
 	helperv1.RegisterHelperServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -98,6 +104,7 @@ func (s *Server) Serve(l net.Listener) error {
 // kills what still runs (SIGTERM, SIGKILL after the kill grace), waits for their exit
 // records, and closes every connection. It returns when the server has stopped.
 func (s *Server) Shutdown(grace time.Duration) {
+	defer s.refusals.stop()
 	s.health.Shutdown()
 	stopped := make(chan struct{})
 	go func() {
@@ -145,7 +152,7 @@ func (s *Server) killGrace() time.Duration {
 // handshakeFailed audits a connection whose peer credentials could not be read.
 func (s *Server) handshakeFailed(err error) {
 	s.cfg.Logger.Warn("refused connection: peer credentials unavailable", zap.Error(err))
-	s.audit(context.Background(), &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + err.Error()}, false)
+	s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + err.Error()})
 }
 
 // authorize checks the identity of a call. Failures are audited as refused.
@@ -153,12 +160,12 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 	c, err := peerauth.FromContext(ctx)
 	if err != nil {
 		s.cfg.Logger.Warn("refused call without peer credentials", zap.String("method", method), zap.Error(err))
-		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + method + ": " + err.Error()}, false)
+		s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + method + ": " + err.Error()})
 		return status.Error(codes.Unauthenticated, "the helper could not read the caller's peer credentials")
 	}
 	if err := s.cfg.Authorize(c); err != nil {
 		s.cfg.Logger.Warn("refused caller", zap.String("method", method), zap.Stringer("peer", &c), zap.Error(err))
-		s.audit(ctx, &audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerNotAdmitted, nil), Reason: RulePeerNotAdmitted + ": " + method + ": " + err.Error()}, false)
+		s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerNotAdmitted, nil), Reason: RulePeerNotAdmitted + ": " + method + ": " + err.Error()})
 		return status.Errorf(codes.PermissionDenied, "the %s helper refuses this caller: %v", s.cfg.Role, err)
 	}
 	return nil

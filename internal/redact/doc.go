@@ -1,0 +1,2 @@
+// Package redact removes secrets from text for the audit log and captured output.
+package redact
