@@ -71,9 +71,9 @@ func Command(ctx context.Context, launcher string, p Profile, argv, env []string
 	if err := Prepare(p); err != nil {
 		return nil, err
 	}
-	if err := MakeGitPlaceholders(p); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
+	// A placeholder that cannot be made here (a .git the user may not write) is tried again
+	// by the launcher, which falls back to the per-entry layout when it fails too.
+	_ = MakeGitPlaceholders(p)
 	args, err := LauncherArgs(launcher, p, argv)
 	if err != nil {
 		return nil, err
