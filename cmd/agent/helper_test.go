@@ -38,15 +38,7 @@ func userhelperMain() int {
 // sandboxMain is s-code-sandbox inside the test binary: the user helper started by the
 // scripts finds it next to its executable and runs every command through it. Only the test
 // binary links the launcher.
-func sandboxMain() int {
-	err := launch.Run(os.Args[1:], os.Stderr)
-	fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-	var ee *launch.ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return launch.ExitCannotRun
-}
+func sandboxMain() int { return launch.Main(os.Args[1:], os.Stderr) }
 
 // roothelperMain is s-code-roothelper inside the test binary.
 func roothelperMain() int {

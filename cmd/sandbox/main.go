@@ -15,8 +15,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/s-code-dev/s-code/internal/sandbox/launch"
@@ -26,17 +24,8 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run confines the process and execs the command; it returns only on failure, with the
-// exit status (the command's own when the launcher ran it as its init): 126 when the command cannot be confined or run, 127 when it is not found,
-// 2 for usage errors.
-func run(args []string) int {
-	err := launch.Run(args, os.Stderr)
-	if !errors.Is(err, launch.ErrCommandExited) {
-		fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-	}
-	var ee *launch.ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return launch.ExitCannotRun
-}
+// run confines the process and execs (or, as the init of the command's PID namespace,
+// runs) the command; it returns the exit status: the command's own when the launcher ran it
+// as its init, 126 when it cannot be confined or run, 127 when it is not found, 2 for usage
+// errors (see launch.Main).
+func run(args []string) int { return launch.Main(args, os.Stderr) }

@@ -44,6 +44,22 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// Main runs the launcher (Run) with args (without the program name) and returns the exit
+// status its process should end with: the command's own when the launcher ran it as its
+// init, else 126 (cannot confine or run), 127 (not found) or 2 (usage), with the reason on
+// stderr. It is the whole of s-code-sandbox's main, and of the test binaries that play it.
+func Main(args []string, stderr io.Writer) int {
+	err := Run(args, stderr)
+	if !errors.Is(err, ErrCommandExited) {
+		fmt.Fprintf(stderr, "%s: %v\n", sandbox.LauncherName, err)
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitCannotRun
+}
+
 // Run is the launcher's main logic: it parses args (without the program name) as
 //
 //	--profile-json JSON | --profile FILE  -- COMMAND [ARG…]

@@ -37,15 +37,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asLauncherEnv) == "1" && len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "--profile") {
-		err := Run(os.Args[1:], os.Stderr)
-		if !errors.Is(err, ErrCommandExited) {
-			fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-		}
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.Code)
-		}
-		os.Exit(ExitCannotRun)
+		os.Exit(Main(os.Args[1:], os.Stderr))
 	}
 	if p := os.Getenv(probeEnv); p != "" {
 		os.Exit(probe(p, os.Args[1:]))
