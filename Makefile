@@ -6,7 +6,7 @@ PKG := github.com/s-code-dev/s-code
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X $(PKG)/internal/version.Version=$(VERSION)
 
-.PHONY: help build test lint bench demo clean deps install uninstall proto check-proto proto-tools
+.PHONY: help build docs test lint bench demo clean deps install uninstall proto check-proto proto-tools deb nfpm
 
 # Pinned code generators for proto/ (protoc itself comes from Debian's protobuf-compiler).
 PROTOC_GEN_GO_VERSION := v1.36.12
@@ -24,11 +24,19 @@ deps: ## download the Go modules the build needs
 # in the tree (yet) is skipped by build and install.
 CMDS := s-code=agent s-code-sandbox=sandbox s-code-userhelper=userhelper s-code-roothelper=roothelper
 
-build: deps ## build the binaries into ./bin (s-code and, where present, the helpers)
+build: deps ## build the binaries into ./bin (s-code and, where present, the helpers), man pages and completions into ./bin/share
 	@mkdir -p $(BIN)
 	@set -e; for c in $(CMDS); do b=$${c%%=*}; d=./cmd/$${c#*=}; \
 	  if [ -d $$d ]; then echo "$(GO) build -o $(BIN)/$$b $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/$$b $$d; fi; \
 	done
+	@$(MAKE) --no-print-directory docs
+
+# Man pages (s-code(1) and a page per subcommand, the helpers' section-8 pages) and the bash,
+# zsh and fish completions, generated from the programs themselves (tools/gendocs).
+SHARE := $(BIN)/share
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+docs: ## generate the man pages and shell completions into ./bin/share
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run -ldflags '$(LDFLAGS)' ./tools/gendocs -out $(SHARE)
 
 test: deps ## run every test (root-only tests skip unless run as root; S_CODE_REQUIRE_ROOT=1 fails them instead)
 	$(GO) test -count=1 ./...
@@ -65,6 +73,30 @@ check-proto: proto-tools ## fail if the committed generated code of proto/ is st
 	    diff -u "proto/$$f" "$$tmp/$$f" || { echo "proto/$$f is stale: run make proto"; exit 1; }; \
 	  done && echo "proto: generated code is up to date"
 
+# The Debian package: `make install` staged with Debian's paths, packed by nfpm (its CLI built
+# from its pinned Go module into ./bin/tools). Versions: v1.2.3 from a tag, else
+# 0.0~gitYYYYMMDD.HASH (dpkg orders both).
+NFPM_VERSION := v2.45.2
+DEB_ARCH ?= $(shell $(GO) env GOARCH)
+DEB_VERSION ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null) && echo "$${v\#v}" | sed 's/-\([0-9]*\)-g/+\1.g/' || \
+  echo "0.0~git$$(git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || date +%Y%m%d).$$(git rev-parse --short HEAD 2>/dev/null || echo 0)")
+STAGE := $(abspath $(BIN))/deb-root
+DEB_INSTALL_VARS := DESTDIR=$(STAGE) PREFIX=/usr SYSCONFDIR=/etc SYSUSERSDIR=/usr/lib/sysusers.d \
+  SYSTEMDSYSTEMUNITDIR=/usr/lib/systemd/system SYSTEMDUSERUNITDIR=/usr/lib/systemd/user INSTALL_SYSTEMD=yes INSTALL_LAUNCHD=no
+
+nfpm: ## install the pinned nfpm packager into ./bin/tools
+	@mkdir -p $(TOOLS)
+	@$(GO) version -m $(TOOLS)/nfpm 2>/dev/null | grep -qE '^\s+mod\s+github.com/goreleaser/nfpm/v2\s+$(NFPM_VERSION)\b' || \
+	  GOBIN=$(TOOLS) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+
+deb: nfpm ## build bin/s-code_VERSION_ARCH.deb: binaries, units, sysusers, default policy, man pages, completions, docs
+	rm -rf $(STAGE) $(BIN)/s-code_*.deb
+	@$(MAKE) --no-print-directory install $(DEB_INSTALL_VARS) >/dev/null
+	sed 's|@STAGE@|$(STAGE)|g' deploy/deb/nfpm.yaml > $(STAGE).yaml
+	DEB_ARCH=$(DEB_ARCH) DEB_VERSION=$(DEB_VERSION) $(TOOLS)/nfpm package \
+	  --config $(STAGE).yaml --packager deb --target $(BIN)/
+	@rm -rf $(STAGE) $(STAGE).yaml
+
 clean: ## remove build output
 	rm -rf $(BIN)
 
@@ -73,6 +105,12 @@ clean: ## remove build output
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 DOCDIR ?= $(PREFIX)/share/doc/s-code
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The documents installed into DOCDIR beside README.md (docs/ keeps its names).
+DOCS := $(wildcard docs/*.md)
 SYSCONFDIR ?= /etc
 # systemd looks for units here (systemd.unit(5)); /etc/systemd stays the admin's for overrides.
 SYSTEMDSYSTEMUNITDIR ?= $(PREFIX)/lib/systemd/system
@@ -100,6 +138,15 @@ install: build ## install binaries, systemd units or launchd plists, and the def
 	  else echo "skipped $$b: $$d is not in this tree"; fi; \
 	done; \
 	install -m 0644 $(OWNER) README.md $(DESTDIR)$(DOCDIR)/README.md
+	@set -e; install -d -m 0755 $(OWNER) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR); \
+	for d in $(DOCS); do install -m 0644 $(OWNER) $$d $(DESTDIR)$(DOCDIR)/docs/; done; \
+	install -m 0644 $(OWNER) $(SHARE)/man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/; \
+	install -m 0644 $(OWNER) $(SHARE)/man/man8/*.8 $(DESTDIR)$(MANDIR)/man8/; \
+	install -m 0644 $(OWNER) $(SHARE)/completions/s-code.bash $(DESTDIR)$(BASHCOMPDIR)/s-code; \
+	install -m 0644 $(OWNER) $(SHARE)/completions/_s-code $(DESTDIR)$(ZSHCOMPDIR)/_s-code; \
+	install -m 0644 $(OWNER) $(SHARE)/completions/s-code.fish $(DESTDIR)$(FISHCOMPDIR)/s-code.fish; \
+	echo "installed the docs into $(DESTDIR)$(DOCDIR), man pages into $(DESTDIR)$(MANDIR), completions for bash, zsh and fish"
 	@set -e; install -d -m 0755 $(OWNER) $(DESTDIR)$(SYSCONFDIR)/s-code; \
 	if [ -e $(POLICY) ]; then echo "kept the existing $(POLICY)"; \
 	else install -m 0644 $(OWNER) deploy/roothelper.toml $(POLICY) && echo "installed $(POLICY)"; fi
@@ -131,6 +178,9 @@ endif
 
 uninstall: ## remove what install put in place (the policy only when unchanged; the group stays)
 	rm -f $(foreach c,$(CMDS),$(DESTDIR)$(BINDIR)/$(firstword $(subst =, ,$(c)))) $(DESTDIR)$(DOCDIR)/README.md
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS)) $(DESTDIR)$(MANDIR)/man1/s-code.1 $(DESTDIR)$(MANDIR)/man1/s-code-*.1 \
+	  $(DESTDIR)$(MANDIR)/man8/s-code-*.8 $(DESTDIR)$(BASHCOMPDIR)/s-code $(DESTDIR)$(ZSHCOMPDIR)/_s-code $(DESTDIR)$(FISHCOMPDIR)/s-code.fish
+	-@rmdir $(DESTDIR)$(DOCDIR)/docs 2>/dev/null || true
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUSERUNITDIR)/,$(SYSTEMD_USER_UNITS)) \
 	  $(addprefix $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/,$(SYSTEMD_SYSTEM_UNITS)) $(DESTDIR)$(SYSUSERSDIR)/s-code.conf \
 	  $(DESTDIR)$(LAUNCHAGENTSDIR)/dev.s-code.userhelper.plist $(DESTDIR)$(LAUNCHDAEMONSDIR)/dev.s-code.roothelper.plist

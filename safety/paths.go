@@ -425,7 +425,12 @@ func (a *analyzer) writeTarget(x arg, kind string, pos, end int) {
 		a.add("root.change", Ask, pos, end, a.writeVerb()+" "+display(p))
 		return
 	}
-	a.add(kind+"."+suffix, d, pos, end, a.writeVerb()+" "+display(p))
+	detail := a.writeVerb() + " " + display(p)
+	if pc == pcProtected && a.policyProtected(p, nil) {
+		// Say which list protects it: the policy's, not the Git-hooks and control-file one.
+		detail += ", a protected path of the policy (protected_paths)"
+	}
+	a.add(kind+"."+suffix, d, pos, end, detail)
 }
 
 // sortedKeys returns the keys of m in order (so that findings come in a fixed order).

@@ -12,6 +12,8 @@ need make make # deploy: make install/uninstall into a DESTDIR
 need systemd-socket-activate systemd # internal/listener: TestSystemdSocketActivate
 need systemd-analyze systemd # deploy: TestSystemdAnalyzeVerify on every unit
 need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (tomllib)
+[ -f /usr/share/bash-completion/bash_completion ] || pkgs+=(bash-completion) # scripts/ci-deb.sh: the completion loads
+need man man-db # scripts/ci-deb.sh: man s-code-run renders
 need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq

@@ -80,7 +80,7 @@ step "Fetch the modules into this workspace's private sandbox cache (network app
 # no network unless a person approves it (--network) for that one command.
 expect 0 "$sc" run --yes --network -- go mod download
 
-step "Run the project's own go vet through the helper (ShellSafety asks: --yes approves this one command; the first run builds in the sandbox's own cache, about a minute)"
+step "Run the project's own go vet through the helper (ShellSafety asks: --yes approves this one command; the first run builds the standard library and every dependency in the sandbox's own cache: about 2 minutes of CPU, longer on a busy machine)"
 expect 0 "$sc" run --yes -- go vet ./...
 
 step "Run one package's tests through the helper"

@@ -38,7 +38,9 @@ func userhelperMain() int {
 // sandboxMain is s-code-sandbox inside the test binary: the user helper started by the
 // scripts finds it next to its executable and runs every command through it. Only the test
 // binary links the launcher.
-func sandboxMain() int { return launch.Main(os.Args[1:], os.Stderr) }
+func sandboxMain() int {
+	return launch.ExitStatus(launch.Run(os.Args[1:], os.Stderr), os.Stderr)
+}
 
 // roothelperMain is s-code-roothelper inside the test binary.
 func roothelperMain() int {
@@ -75,6 +77,27 @@ func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// cmdDeafSock listens on a Unix socket and closes every connection it accepts without a
+// word, as a socket unit whose service fails to start does: `deafsock PATH`. The listener
+// lasts until the script ends.
+func cmdDeafSock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: deafsock PATH")
+	}
+	l, err := net.Listen("unix", ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Defer(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 }
 
 // cmdWaitFile waits up to 10 seconds until a file exists: `waitfile PATH`.

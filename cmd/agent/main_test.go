@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -37,13 +38,20 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			env.Setenv("XDG_RUNTIME_DIR", env.WorkDir+"/run")
+			// The shipped files (the default root-helper policy, the units) for scripts that
+			// check them.
+			deploy, err := filepath.Abs("../../deploy")
+			if err != nil {
+				return err
+			}
+			env.Setenv("REPO_DEPLOY", deploy)
 			// The sandbox's dependency caches must lie outside the workspace, and scripts use
 			// $WORK as their workspace.
 			cache, err := os.MkdirTemp("", "s-code-tool-cache-")

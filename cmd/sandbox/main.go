@@ -24,8 +24,10 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run confines the process and execs (or, as the init of the command's PID namespace,
-// runs) the command; it returns the exit status: the command's own when the launcher ran it
-// as its init, 126 when it cannot be confined or run, 127 when it is not found, 2 for usage
-// errors (see launch.Main).
-func run(args []string) int { return launch.Main(args, os.Stderr) }
+// run confines the process and execs (or, as the init of the command's PID namespace, runs)
+// the command; it returns the exit status: the command's own when the launcher ran it as its
+// init, 126 when the command cannot be confined or run, 127 when it is not found, 2 for
+// usage errors; 0 after -h or --help.
+func run(args []string) int {
+	return launch.ExitStatus(launch.Run(args, os.Stderr), os.Stderr)
+}

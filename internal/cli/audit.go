@@ -488,8 +488,13 @@ func (t *recordTable) add(r *audit.Record) error {
 		status = "after seq " + strconv.FormatUint(r.Seq-1, 10)
 	}
 	what := r.Command
-	if what == "" {
-		what = r.Reason
+	switch {
+	case r.Kind == audit.KindRefused:
+		// A refused call is refused before any command is read: no command to show. Its
+		// reason is the rule in RULE/STATUS, in full with `audit show SEQ`.
+		what = "-"
+	case what == "":
+		what = r.Reason // a record of the log itself, e.g. a torn final record cut off
 	}
 	row := []string{
 		strconv.FormatUint(r.Seq, 10),

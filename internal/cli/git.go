@@ -37,7 +37,7 @@ repository with exit status 126, naming the key and the file.`,
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.workspace, "workspace", "", "workspace root holding the repository (default: the nearest directory above holding .git)")
 	pf.BoolVar(&f.json, "json", false, "print the structured result as JSON")
-	pf.IntVar(&f.maxBytes, "max-bytes", gitsafe.DefaultMaxOutput, "keep at most this many bytes of git's output (the result is marked truncated)")
+	pf.IntVar(&f.maxBytes, "max-bytes", gitsafe.DefaultMaxOutput, "print at most this many bytes, in whole lines, and say how many lines were dropped (with --json: keep at most this many bytes of git's output; the result is marked truncated)")
 	pf.DurationVar(&f.timeout, "timeout", gitsafe.DefaultTimeout, "stop each git command after this long")
 	cmd.AddCommand(
 		newGitStatusCmd(streams, f),
@@ -63,7 +63,13 @@ func (f *gitFlags) open() (*gitsafe.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gitsafe.Open(ws, gitsafe.Options{MaxOutput: f.maxBytes, Timeout: f.timeout})
+	// Plain output is cut to --max-bytes after it is formatted, at a line boundary (emit),
+	// so git keeps its own default cap there; JSON results are capped at the source.
+	limit := f.maxBytes
+	if !f.json {
+		limit = max(limit, gitsafe.DefaultMaxOutput)
+	}
+	return gitsafe.Open(ws, gitsafe.Options{MaxOutput: limit, Timeout: f.timeout})
 }
 
 // gitError maps a gitsafe error to the command's exit status: refusals exit 126 (naming
@@ -90,19 +96,61 @@ func gitError(streams IO, err error) error {
 	return &ExitError{Code: ExitFailure, Err: err}
 }
 
-// emit prints v as JSON, or calls human; a truncated result adds a note on stderr.
+// emit prints v as JSON, or calls human; a truncated result adds a note on stderr. Plain
+// output is cut to --max-bytes at the end of the last whole line that fits (a line is never
+// printed in part), and the note says how many lines were dropped.
 func emit(streams IO, f *gitFlags, v any, truncated bool, human func(w io.Writer) error) error {
 	if f.json {
 		if err := writeJSON(streams.Out, v); err != nil {
 			return err
 		}
-	} else if err := human(streams.Out); err != nil {
+		if truncated {
+			fmt.Fprintf(streams.Err, "s-code: output truncated at %d bytes (see --max-bytes)\n", f.maxBytes)
+		}
+		return nil
+	}
+	var buf strings.Builder
+	if err := human(&buf); err != nil {
 		return err
 	}
-	if truncated {
-		fmt.Fprintf(streams.Err, "s-code: output truncated at %d bytes (see --max-bytes)\n", f.maxBytes)
+	kept, dropped := cutLines(buf.String(), f.maxBytes)
+	if _, err := io.WriteString(streams.Out, kept); err != nil {
+		return err
+	}
+	gitCap := max(f.maxBytes, gitsafe.DefaultMaxOutput)
+	switch {
+	case dropped > 0 && truncated:
+		fmt.Fprintf(streams.Err, "s-code: output cut at %d bytes: %s not shown, and git's output beyond %d bytes dropped (see --max-bytes)\n", f.maxBytes, lineCount(dropped), gitCap)
+	case dropped > 0:
+		fmt.Fprintf(streams.Err, "s-code: output cut at %d bytes: %s not shown (see --max-bytes)\n", f.maxBytes, lineCount(dropped))
+	case truncated:
+		fmt.Fprintf(streams.Err, "s-code: git's output beyond %d bytes was dropped (see --max-bytes)\n", gitCap)
 	}
 	return nil
+}
+
+// cutLines returns the longest prefix of text of at most limit bytes that ends at a line
+// end (or is all of text), and the number of lines (a last line without a newline counts)
+// that did not fit.
+func cutLines(text string, limit int) (kept string, dropped int) {
+	if len(text) <= limit {
+		return text, 0
+	}
+	end := strings.LastIndexByte(text[:limit], '\n') + 1 // 0 when not even one line fits
+	rest := text[end:]
+	dropped = strings.Count(rest, "\n")
+	if !strings.HasSuffix(rest, "\n") {
+		dropped++
+	}
+	return text[:end], dropped
+}
+
+// lineCount returns "1 line" or "N lines".
+func lineCount(n int) string {
+	if n == 1 {
+		return "1 line"
+	}
+	return strconv.Itoa(n) + " lines"
 }
 
 // splitDash splits args at the "--" the user typed: before are revisions, after are paths.
@@ -278,10 +326,13 @@ func writeCommit(sb *strings.Builder, c *gitsafe.Commit) {
 
 func newGitShowCmd(streams IO, f *gitFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show OBJECT",
-		Short: "Show a commit with its patch, or a file or directory at a revision (REVISION:PATH)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "show [OBJECT]",
+		Short: "Show a commit with its patch, or a file or directory at a revision (REVISION:PATH); default HEAD",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"HEAD"} // as git show does
+			}
 			r, err := f.open()
 			if err != nil {
 				return gitError(streams, err)

@@ -63,9 +63,12 @@ func NewRoot(streams IO) *cobra.Command {
 		Long: `S-Code judges every shell command an agent proposes (allow, ask or deny), runs the
 allowed ones in privilege-separated helpers, reads and patches workspace files by revision,
 and inspects Git through a hardened host git.`,
+		Version:       version.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// `s-code --version` prints what `s-code version` prints, as the helpers' --version does.
+	root.SetVersionTemplate("s-code {{.Version}}\n")
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
@@ -80,8 +83,33 @@ and inspects Git through a hardened host git.`,
 		newGitCmd(streams),
 		newRunCmd(streams),
 		newSandboxCmd(streams),
+		newStatusCmd(streams),
+		newCacheCmd(streams),
 	)
+	strictCompletion(root)
 	return root
+}
+
+// strictCompletion makes `s-code completion SHELL` refuse a shell it has no script for
+// (exit 2) instead of printing its help and exiting 0, which cobra's default command does.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sub := range c.Commands() {
+			shells = append(shells, sub.Name())
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usagef("completion: no script for the shell %q: give one of %s", args[0], strings.Join(shells, ", "))
+		}
+	}
 }
 
 func newVersionCmd(streams IO) *cobra.Command {

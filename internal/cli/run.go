@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -228,6 +229,13 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 			return &ExitError{Code: ExitDenied, Err: fmt.Errorf("refused by the %s helper: %s", role, oneLine(st.Message()))}
 		}
 		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+			switch {
+			case res == nil || res.RequestID == "":
+				// The helper never accepted the request: it did not record or run it.
+				return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("the %s helper on %s never answered the request (%s): the command was not run", role, socket, oneLine(st.Message()))}
+			case !res.Started:
+				return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("lost the connection to the %s helper before it reported the command's start (%s): the command may not have run; see the helper's log and `s-code audit list`", role, oneLine(st.Message()))}
+			}
 			// Connected, then lost: the helper died or was stopped while the command ran.
 			return &ExitError{Code: ExitHelperUnavailable, Err: fmt.Errorf("lost the connection to the %s helper while the command ran (%s): its exit status is unknown; see the helper's log and `s-code audit list`", role, oneLine(st.Message()))}
 		}
@@ -239,8 +247,13 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 		}
 		return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by the %s helper: %s: %s", role, d.GetRule(), oneLine(d.GetReason()))}
 	}
-	if res.Exited.GetTimedOut() {
+	switch reason := res.Exited.GetReason(); {
+	case res.Exited.GetTimedOut():
 		fmt.Fprintf(streams.Err, "s-code: the command timed out after %v and its process group was killed\n", res.Exited.GetDuration().AsDuration().Round(time.Millisecond))
+	case reason != "":
+		// The helper ended the command (say, it was stopped and its drain time ran out):
+		// say so, rather than exit 143 without a word.
+		fmt.Fprintf(streams.Err, "s-code: the %s helper ended the command after %v (%s); exit status %d\n", role, res.Exited.GetDuration().AsDuration().Round(time.Millisecond), oneLine(reason), res.Status())
 	}
 	if st := res.Status(); st != 0 {
 		return &ExitError{Code: st}
@@ -254,7 +267,8 @@ func clientDenial(v safety.Verdict) error {
 	return &ExitError{Code: ExitDenied, Err: fmt.Errorf("denied by ShellSafety: %s: %s", rule, msg)}
 }
 
-// absDir returns dir (default: the current directory) as an absolute path.
+// absDir returns dir (default: the current directory) as an absolute path; a usage error
+// when it does not exist or is not a directory.
 func absDir(dir, flag string) (string, error) {
 	if dir == "" {
 		d, err := os.Getwd()
@@ -266,6 +280,15 @@ func absDir(dir, flag string) (string, error) {
 	d, err := filepath.Abs(dir)
 	if err != nil {
 		return "", usagef("%s %q: %v", flag, dir, err)
+	}
+	// A directory that does not exist is the caller's mistake (exit 2), not a helper's
+	// denial. One the client may not look into (another user's, for --root) is left for the
+	// helper to judge.
+	switch fi, err := os.Stat(d); {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return "", usagef("%s %s: no such directory", flag, d)
+	case err == nil && !fi.IsDir():
+		return "", usagef("%s %s: not a directory", flag, d)
 	}
 	return d, nil
 }

@@ -71,10 +71,13 @@ Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2
 			for _, s := range res.Skipped {
 				fmt.Fprintf(streams.Out, "skipped %s: %s\n", displayPath(s.Path), s.Reason)
 			}
-			fmt.Fprintf(streams.Out, "turn %s undone\n", res.Turn)
 			if err != nil {
+				// Not "undone" followed by an error saying otherwise: the turn is marked
+				// undone, but some of its files are not back (stderr says which and why).
+				fmt.Fprintf(streams.Out, "turn %s partly undone\n", res.Turn)
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
+			fmt.Fprintf(streams.Out, "turn %s undone\n", res.Turn)
 			return nil
 		},
 	}

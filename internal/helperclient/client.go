@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/local"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -164,8 +165,46 @@ func Dial(ctx context.Context, r Role, socket string) (*Client, error) {
 		first.Close()
 		return nil, fmt.Errorf("grpc client: %w", err)
 	}
+	// Something accepted the connection as the right user; make sure it speaks gRPC before
+	// any call, so that a socket whose server never answers (a unit whose service fails to
+	// start, a hung helper) is not later taken for a helper lost in the middle of a command.
+	conn.Connect()
+	for {
+		st := conn.GetState()
+		if st == connectivity.Ready {
+			break
+		}
+		if st == connectivity.TransientFailure || st == connectivity.Shutdown {
+			conn.Close()
+			return nil, &NoAnswerError{Role: r, Socket: socket, Err: errors.New("it closed the connection without a gRPC handshake")}
+		}
+		if !conn.WaitForStateChange(ctx, st) {
+			conn.Close()
+			return nil, &NoAnswerError{Role: r, Socket: socket, Err: ctx.Err()}
+		}
+	}
 	return &Client{conn: conn, api: helperv1.NewHelperClient(conn)}, nil
 }
+
+// NoAnswerError says something accepted connections on a helper's socket, as the right
+// user, but never answered as a helper: nothing was sent to it.
+type NoAnswerError struct {
+	Role   Role
+	Socket string
+	Err    error // why: the connection closed, or ctx ended (context.DeadlineExceeded)
+}
+
+// Error names the socket and the reason.
+func (e *NoAnswerError) Error() string {
+	log := "journalctl --user -u s-code-userhelper"
+	if e.Role == Root {
+		log = "journalctl -u s-code-roothelper"
+	}
+	return fmt.Sprintf("the %s helper on %s never answered (%v): nothing was sent to it; see its log (%s, or the terminal that started it)", e.Role, e.Socket, e.Err, log)
+}
+
+// Unwrap returns the reason.
+func (e *NoAnswerError) Unwrap() error { return e.Err }
 
 func unwrapSyscall(err error) error {
 	var errno syscall.Errno
@@ -196,9 +235,13 @@ type Streams struct {
 
 // Result is how an Exec ended: Denied, or Exited.
 type Result struct {
+	// RequestID is the helper's id for the request, set once the helper accepted it (its
+	// first answer); empty when the helper never answered on the stream.
 	RequestID string
-	Denied    *helperv1.Denied
-	Exited    *helperv1.Exited
+	// Started reports whether the helper said the command started.
+	Started bool
+	Denied  *helperv1.Denied
+	Exited  *helperv1.Exited
 }
 
 // Status returns the shell-style exit status: the command's exit code, 128+N for signal N,
@@ -287,6 +330,7 @@ func (c *Client) Exec(ctx context.Context, start *helperv1.ExecStart, s Streams)
 		case *helperv1.ExecEvent_Denied:
 			res.Denied = x.Denied
 		case *helperv1.ExecEvent_Started:
+			res.Started = true
 			markStarted()
 		case *helperv1.ExecEvent_Output:
 			w := s.Stdout

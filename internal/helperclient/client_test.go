@@ -159,3 +159,54 @@ func TestForwardedEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestDialNoAnswer: a socket whose server accepts connections (as the caller's uid) but never
+// speaks gRPC is a NoAnswerError from Dial, whether it closes each connection at once (a
+// socket unit whose service fails to start) or keeps it open in silence (a hung helper).
+func TestDialNoAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		close bool
+		want  string
+	}{
+		{"closes", true, "closed the connection without a gRPC handshake"},
+		{"silent", false, "context deadline exceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock := filepath.Join(t.TempDir(), "deaf.sock")
+			l, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var held []net.Conn
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					if tc.close {
+						c.Close()
+					} else {
+						held = append(held, c)
+					}
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err = helperclient.Dial(ctx, helperclient.User, sock)
+			var na *helperclient.NoAnswerError
+			if !errors.As(err, &na) || !strings.Contains(err.Error(), "never answered") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Dial = %v, want a NoAnswerError with %q", err, tc.want)
+			}
+			l.Close()
+			<-done
+			for _, c := range held {
+				c.Close()
+			}
+		})
+	}
+}

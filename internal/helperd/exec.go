@@ -252,6 +252,7 @@ func (s *Server) recordExit(ctx context.Context, x *execution, r execrun.Result,
 	if x.postRunErr != "" {
 		rec.Reason = strings.TrimPrefix(rec.Reason+"; "+x.postRunErr, "; ")
 	}
+	ev.Reason = rec.Reason
 	s.audit(context.WithoutCancel(ctx), &rec, false)
 	return ev
 }

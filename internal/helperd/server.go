@@ -166,7 +166,9 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 	if err := s.cfg.Authorize(c); err != nil {
 		s.cfg.Logger.Warn("refused caller", zap.String("method", method), zap.Stringer("peer", &c), zap.Error(err))
 		s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerNotAdmitted, nil), Reason: RulePeerNotAdmitted + ": " + method + ": " + err.Error()})
-		return status.Errorf(codes.PermissionDenied, "the %s helper refuses this caller: %v", s.cfg.Role, err)
+		// The client says which helper refused ("refused by the root helper: …"); the
+		// message is only the reason, so that the helper is not named twice.
+		return status.Error(codes.PermissionDenied, err.Error())
 	}
 	return nil
 }

@@ -309,7 +309,11 @@ func decodeEdits(f *File, raw json.RawMessage, where string) error {
 				return errf(ErrLineRange, w, f.Path, "end_line %d is before start_line %d (end_line = start_line-1 inserts before start_line)", e.EndLine, e.StartLine)
 			}
 			if n, ok := numberedPrefixes(e.NewText); ok {
-				return errf(ErrNumberedText, w+".new_text", f.Path, "its %d lines start with read_file's line-number prefixes (\"%6d\\t\"); send the file's text without them", n, e.StartLine)
+				lines := fmt.Sprintf("its %d lines start", n)
+				if n == 1 {
+					lines = "its line starts"
+				}
+				return errf(ErrNumberedText, w+".new_text", f.Path, "%s with read_file's line-number prefixes (\"%6d\\t\"); send the file's text without them", lines, e.StartLine)
 			}
 			f.LineEdits = append(f.LineEdits, e)
 		default:

@@ -302,7 +302,10 @@ func (p *Policy) Authorize(c peercred.Creds) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("uid %d (gid %d) is not named in the root helper's policy", c.UID, c.GID)
+	if len(p.UIDs) == 0 && len(p.GIDs) == 0 {
+		return fmt.Errorf("its policy admits nobody (the default): an admin must name uid %d or one of its groups in [allow] of the policy file", c.UID)
+	}
+	return fmt.Errorf("uid %d (gid %d) is not named in [allow] of its policy", c.UID, c.GID)
 }
 
 // Summary describes the policy in one line, for Status and logs.

@@ -121,6 +121,9 @@ func Prepare(p Profile) error {
 			return fmt.Errorf("prepare sandbox: %w", err)
 		}
 	}
+	// Bookkeeping for `s-code cache list`: which workspace, last used. Not a reason to
+	// refuse the command when it cannot be written.
+	_ = recordWorkspace(p)
 	user, global := EmptyNpmrcs(p.CacheNamespace)
 	for _, npmrc := range []string{user, global} {
 		f, err := os.OpenFile(npmrc, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)

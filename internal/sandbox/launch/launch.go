@@ -18,7 +18,26 @@ const (
 	ExitNotFound = 127
 	// ExitUsage means the launcher was called with bad arguments.
 	ExitUsage = 2
+	// ExitOK is the status after -h or --help, which print the usage and run nothing.
+	ExitOK = 0
 )
+
+// ExitStatus returns the exit status the launcher process ends with after Run returned err,
+// printing err to stderr as "s-code-sandbox: err" unless it is the -h/--help request or the
+// end of a command the launcher ran as its init (ErrCommandExited: the command's own status).
+func ExitStatus(err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	if !errors.Is(err, ErrCommandExited) {
+		fmt.Fprintf(stderr, "%s: %v\n", sandbox.LauncherName, err)
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitCannotRun
+}
 
 // ErrUnsupported means this operating system has no sandbox launcher.
 var ErrUnsupported = errors.New("sandbox launcher: not supported on this operating system")
@@ -45,20 +64,8 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Main runs the launcher (Run) with args (without the program name) and returns the exit
-// status its process should end with: the command's own when the launcher ran it as its
-// init, else 126 (cannot confine or run), 127 (not found) or 2 (usage), with the reason on
-// stderr. It is the whole of s-code-sandbox's main, and of the test binaries that play it.
-func Main(args []string, stderr io.Writer) int {
-	err := Run(args, stderr)
-	if !errors.Is(err, ErrCommandExited) {
-		fmt.Fprintf(stderr, "%s: %v\n", sandbox.LauncherName, err)
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code
-	}
-	return ExitCannotRun
-}
+// status its process should end with (see ExitStatus).
+func Main(args []string, stderr io.Writer) int { return ExitStatus(Run(args, stderr), stderr) }
 
 // Run is the launcher's main logic: it parses args (without the program name) as
 //
@@ -73,7 +80,14 @@ func Run(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	profileJSON := fs.String("profile-json", "", "the sandbox profile as JSON")
 	profileFile := fs.String("profile", "", "a file holding the sandbox profile as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s --profile-json JSON | --profile FILE -- COMMAND [ARG...]\n", sandbox.LauncherName)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return &ExitError{ExitOK, err} // -h, --help: the usage is printed; not an error
+		}
 		return &ExitError{ExitUsage, err}
 	}
 	argv := fs.Args()

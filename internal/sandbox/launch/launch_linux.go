@@ -79,6 +79,11 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 		if _, err := protectWithMounts(p); err != nil {
 			fmt.Fprintf(stderr, "%s: protected paths kept read-only by per-entry Landlock rules (%s): %v\n", sandbox.LauncherName, sandbox.ProtectionLandlockEntries, err)
 		} else {
+			if asInit {
+				if err := mountOwnProc(); err != nil {
+					fmt.Fprintf(stderr, "%s: /proc stays the host's: %v\n", sandbox.LauncherName, err)
+				}
+			}
 			// The mounts keep the protected paths in the workspace read-only: Landlock
 			// need not split the workspace around them. Any protected path outside the
 			// workspace (NewProfile makes none) stays a Landlock hole.

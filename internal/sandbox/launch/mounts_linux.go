@@ -168,3 +168,16 @@ func remountReadOnly(ws int, rel string) error {
 	}
 	return nil
 }
+
+// mountOwnProc mounts a new proc file system on /proc in the launcher's mount namespace, so
+// that /proc shows the processes of the command's PID namespace (pid_namespaces(7), "/proc
+// and PID namespaces"), where /proc/PID of the command's own pid is its own; nosuid, nodev,
+// noexec. It must run before the Landlock rules are built (they hold the new /proc). A
+// kernel that refuses it (a /proc with locked overmounts, as in some containers) leaves the
+// host's /proc: an error the launcher reports and goes on from.
+func mountOwnProc() error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount proc on /proc: %w", err)
+	}
+	return nil
+}

@@ -236,6 +236,13 @@ func TestCommandIsNotInit(t *testing.T) {
 	if err != nil || pid == "1" || ppid != "1" {
 		t.Fatalf("pid and parent of the command: %q, %v; want a pid other than 1 and parent 1", out, err)
 	}
+	// Its /proc is the namespace's: its own pid names itself, and outside processes are not
+	// listed.
+	if out, err := f.sh(t, `echo "$(cat /proc/$$/comm) $(ls -d /proc/[0-9]* | wc -l)"`); err != nil {
+		t.Fatalf("/proc in the sandbox: %v: %s", err, out)
+	} else if comm, n, _ := strings.Cut(strings.TrimSpace(out), " "); comm != "sh" || n > "9" || len(n) > 1 {
+		t.Fatalf("/proc in the sandbox: %q; want the command's own comm (sh) and a few processes", out)
+	}
 	for script, want := range map[string]int{`exit 7`: 7, `kill -TERM $$`: 128 + 15, `kill -KILL $$`: 128 + 9} {
 		_, err := f.sh(t, script)
 		var ee *exec.ExitError

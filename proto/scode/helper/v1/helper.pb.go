@@ -1371,9 +1371,13 @@ type Exited struct {
 	Status   isExited_Status      `protobuf_oneof:"status"`
 	Duration *durationpb.Duration `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`
 	// timed_out says the helper killed the command because its time limit passed.
-	TimedOut      bool  `protobuf:"varint,4,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
-	StdoutBytes   int64 `protobuf:"varint,5,opt,name=stdout_bytes,json=stdoutBytes,proto3" json:"stdout_bytes,omitempty"`
-	StderrBytes   int64 `protobuf:"varint,6,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
+	TimedOut    bool  `protobuf:"varint,4,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	StdoutBytes int64 `protobuf:"varint,5,opt,name=stdout_bytes,json=stdoutBytes,proto3" json:"stdout_bytes,omitempty"`
+	StderrBytes int64 `protobuf:"varint,6,opt,name=stderr_bytes,json=stderrBytes,proto3" json:"stderr_bytes,omitempty"`
+	// reason says why the helper ended the command, when it did: "timed out after 5s",
+	// "killed: the client went away", "killed: the helper is stopping" (the audit exit
+	// record's reason). Empty when the command ended by itself or by a forwarded signal.
+	Reason        string `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1459,6 +1463,13 @@ func (x *Exited) GetStderrBytes() int64 {
 		return x.StderrBytes
 	}
 	return 0
+}
+
+func (x *Exited) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type isExited_Status interface {
@@ -2418,14 +2429,15 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fR\x04data\":\n" +
 	"\fSignalStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06number\x18\x02 \x01(\x05R\x06number\"\x84\x02\n" +
+	"\x06number\x18\x02 \x01(\x05R\x06number\"\x9c\x02\n" +
 	"\x06Exited\x12\x1d\n" +
 	"\texit_code\x18\x01 \x01(\x05H\x00R\bexitCode\x127\n" +
 	"\x06signal\x18\x02 \x01(\v2\x1d.scode.helper.v1.SignalStatusH\x00R\x06signal\x125\n" +
 	"\bduration\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x1b\n" +
 	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\x12!\n" +
 	"\fstdout_bytes\x18\x05 \x01(\x03R\vstdoutBytes\x12!\n" +
-	"\fstderr_bytes\x18\x06 \x01(\x03R\vstderrBytesB\b\n" +
+	"\fstderr_bytes\x18\x06 \x01(\x03R\vstderrBytes\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reasonB\b\n" +
 	"\x06status\"\x9c\x02\n" +
 	"\tExecEvent\x127\n" +
 	"\baccepted\x18\x01 \x01(\v2\x19.scode.helper.v1.AcceptedH\x00R\baccepted\x121\n" +
