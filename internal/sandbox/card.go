@@ -13,7 +13,7 @@ var commonLimits = []string{
 	"nested repositories (a .git below the top level, or made by the command) get no mounts: the post-run check moves aside their configuration, hooks and other indirections that the command changed, once it has ended",
 	"a Git configuration or indirection the command creates at the top of .git (commondir, config.worktree) exists until the command ends and the post-run check moves it aside: a Git run outside the sandbox meanwhile could read it",
 	"with network off no Internet socket can be opened at all, also not on loopback",
-	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name (a helper must refuse confined peers, see ProcessConfined)",
+	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name outside the hidden paths (the helpers' sockets are hidden with mount-namespace, and both helpers refuse sandboxed callers)",
 }
 
 // protectionLimits are the known limits of each Profile.Protection on Linux.

@@ -62,6 +62,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
+	h.StateDirs = existing(stateDirCandidates(getenv, h.Home))
 	h.MountNamespace = MountNamespaceUsable() == nil
 	h.PIDNamespace = PIDNamespaceUsable() == nil
 	return h, nil
@@ -82,14 +83,23 @@ func ForWorkspace(getenv func(string) string, dir string, network bool) (Profile
 // PATH directories outside the home directory and the workspace.
 func toolRoots(getenv func(string) string, home, ws string) []string {
 	var roots []string
-	if goroot := filepath.Clean(getenv("GOROOT")); filepath.IsAbs(goroot) && goroot != "/" && !within(goroot, home) && !within(ws, goroot) && !within(goroot, ws) {
-		if fi, err := os.Stat(filepath.Join(goroot, "bin", "go")); err == nil && fi.Mode().IsRegular() {
-			roots = append(roots, goroot)
+	// A Go root is granted as a whole, so it must be a toolchain's own directory: never the
+	// file system root, the home directory or a directory above it (a GOROOT of "/" or a go
+	// binary in /bin or ~/bin would make everything readable), the workspace or shared
+	// scratch space.
+	goRoot := func(r string) {
+		r, err := filepath.EvalSymlinks(r)
+		if err != nil || r == "/" || within(r, home) || within(r, ws) || within(ws, r) || sharedScratch(r) {
+			return
 		}
+		roots = append(roots, r)
+	}
+	if goroot := getenv("GOROOT"); filepath.IsAbs(goroot) {
+		goRoot(filepath.Clean(goroot))
 	}
 	if p, err := exec.LookPath("go"); err == nil && filepath.IsAbs(p) {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
-			roots = append(roots, filepath.Dir(filepath.Dir(r)))
+			goRoot(filepath.Dir(filepath.Dir(r)))
 		}
 	}
 	for _, d := range filepath.SplitList(getenv("PATH")) {

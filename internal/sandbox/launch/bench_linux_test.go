@@ -38,7 +38,19 @@ func BenchmarkTrue(b *testing.B) {
 	entries.Protection = sandbox.ProtectionLandlockEntries
 	noPIDNS := mountNS
 	noPIDNS.PIDNamespace = false
-	var direct, withMounts, withEntries, withoutPIDNS []time.Duration
+	// As in the user helper: the runtime directory, S-Code's state and configuration
+	// directories and the helper's audit directory hidden (four mounts, four Landlock holes).
+	hidden := mountNS
+	hidden.HiddenPaths = nil
+	for _, name := range []string{"run", "state", "config", "audit"} {
+		d := filepath.Join(b.TempDir(), name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		hidden.HiddenPaths = append(hidden.HiddenPaths, d)
+	}
+	hidden.DeniedPaths = append(slices.Clone(hidden.DeniedPaths), hidden.HiddenPaths...)
+	var direct, withMounts, withEntries, withHidden, withoutPIDNS []time.Duration
 	run := func(p sandbox.Profile) time.Duration {
 		t0 := time.Now()
 		cmd, err := sandbox.Command(context.Background(), launcher, p, []string{truePath}, env)
@@ -60,6 +72,7 @@ func BenchmarkTrue(b *testing.B) {
 		withMounts = append(withMounts, run(mountNS))
 		withEntries = append(withEntries, run(entries))
 		withoutPIDNS = append(withoutPIDNS, run(noPIDNS))
+		withHidden = append(withHidden, run(hidden))
 	}
 	b.StopTimer()
 	d, m, e, n := p50(direct), p50(withMounts), p50(withEntries), p50(withoutPIDNS)
@@ -70,6 +83,7 @@ func BenchmarkTrue(b *testing.B) {
 	b.ReportMetric(ms(e), "entries-sandboxed-p50-ms")
 	b.ReportMetric(ms(e-d), "entries-added-p50-ms")
 	b.ReportMetric(ms(n-d), "no-pidns-added-p50-ms")
+	b.ReportMetric(ms(p50(withHidden)-d), "hidden-added-p50-ms")
 }
 
 // BenchmarkPostRunCheck measures the post-run check of a workspace with a repository, a
