@@ -38,7 +38,8 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock,
+			"otelcol": cmdOtelcol, "otelcheck": cmdOtelcheck, "otelwait": cmdOtelwait},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
 			env.Setenv("HOME", env.WorkDir+"/home")

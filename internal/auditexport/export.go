@@ -275,24 +275,17 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// seqRange returns the first and last seq the queue and the pending gap hold. The caller
-// holds mu.
+// seqRange returns the first and last seq of the queued records (gap records aside). The
+// caller holds mu.
 func (e *Exporter) seqRange() (first, last uint64) {
 	for _, it := range e.queue {
-		a, b := it.seq, it.seq
 		if it.gap != nil {
-			a, b = it.gap.first, it.gap.last
+			continue
 		}
-		if first == 0 || a < first {
-			first = a
-		}
-		last = max(last, b)
-	}
-	if e.gap != nil {
 		if first == 0 {
-			first = e.gap.first
+			first = it.seq
 		}
-		last = max(last, e.gap.last)
+		last = it.seq
 	}
 	return first, last
 }
@@ -320,6 +313,12 @@ func (e *Exporter) run() {
 		}
 		e.mu.Lock()
 		e.queue = append(e.queue[:0], e.queue[n:]...)
+		// The queue has room again: report the records it dropped now, not only when the
+		// next record comes. Everything still queued is older than them.
+		if e.gap != nil && len(e.queue) < e.cfg.Queue {
+			e.queue = append(e.queue, item{gap: e.gap})
+			e.gap = nil
+		}
 		e.mu.Unlock()
 		var sent, lastSeq uint64
 		for _, it := range batch {
