@@ -459,7 +459,6 @@ func compareExport(out, dir string, gaps bool, ts *testscript.TestScript) error 
 	return nil
 }
 
-
 // cmdOtelwait waits up to 30 seconds until a collector's output holds at least N audit
 // records: `otelwait NAME N`.
 func cmdOtelwait(ts *testscript.TestScript, neg bool, args []string) {
