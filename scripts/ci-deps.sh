@@ -15,7 +15,12 @@ need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (
 [ -f /usr/share/bash-completion/bash_completion ] || pkgs+=(bash-completion) # scripts/ci-deb.sh: the completion loads
 need man man-db # scripts/ci-deb.sh: man s-code-run renders
 need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
+need node nodejs # cmd/agent mcp_clients.txtar: the TypeScript SDK client and the MCP Inspector CLI
 if [ ${#pkgs[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
 fi
+# cmd/agent testdata/script/mcp_clients.txtar and internal/mcpserver TestConformance: the
+# pinned MCP clients (the official TypeScript SDK, the MCP Inspector CLI), the conformance
+# suite and the Node 22 it needs, from test/mcp/package-lock.json.
+(cd "$(dirname "$0")/../test/mcp" && npm ci --no-audit --no-fund --loglevel=error)

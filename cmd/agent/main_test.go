@@ -29,16 +29,19 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		// [landlock]: this kernel can confine commands (the sandbox checks need it).
 		// [root]: the test runs as uid 0 (the root helper needs it).
+		// [mcpclients]: node and the pinned MCP clients of test/mcp are installed.
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":
 				return sandbox.ProbeFeatures().Confines(), nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "mcpclients":
+				return mcpClients()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock,
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock, "mcpsession": cmdMCPSession,
 			"otelcol": cmdOtelcol, "otelcheck": cmdOtelcheck, "otelwait": cmdOtelwait},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
@@ -61,6 +64,7 @@ func TestScripts(t *testing.T) {
 			}
 			env.Defer(func() { os.RemoveAll(cache) })
 			env.Setenv("S_CODE_TOOL_CACHE_DIR", cache)
+			env.Setenv("MCP_CLIENTS", mcpClientsDir)
 			return nil
 		},
 	})

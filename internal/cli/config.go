@@ -11,6 +11,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/tools"
 )
 
 // userConfig is the user's S-Code configuration file (see configPath). Only the person
@@ -19,6 +20,9 @@ type userConfig struct {
 	// Mode is the default permission mode of a session: "manual", "accept-edits" or
 	// "workspace". Empty means manual.
 	Mode string `toml:"mode"`
+	// EditFormat is the apply_patch form `s-code mcp` shows the model: "lines", "text" or
+	// "patch". Empty means lines.
+	EditFormat string `toml:"edit_format"`
 }
 
 // configPath returns $XDG_CONFIG_HOME/s-code/config.toml (an absolute XDG_CONFIG_HOME
@@ -53,6 +57,11 @@ func loadUserConfig() (userConfig, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return c, fmt.Errorf("configuration %s: %w", p, err)
+	}
+	if c.EditFormat != "" {
+		if _, err := tools.ParseEditFormat(c.EditFormat); err != nil {
+			return c, fmt.Errorf("configuration %s: edit_format: %w", p, err)
+		}
 	}
 	if c.Mode != "" {
 		if _, err := permission.ParseMode(c.Mode); err != nil {

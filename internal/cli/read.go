@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/s-code-dev/s-code/internal/filetools"
+	"github.com/s-code-dev/s-code/internal/tools"
 )
 
 func newReadCmd(streams IO) *cobra.Command {
@@ -34,8 +35,9 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
 			defer root.Close()
-			res, err := filetools.Read(root, args[0], filetools.ReadOptions{Offset: offset, Limit: limit})
+			res, err := tools.ReadFile(cmd.Context(), &tools.Env{Root: root}, tools.ReadFileInput{Path: args[0], Offset: offset, Limit: limit})
 			if err != nil {
+				err = cliError(err)
 				if asJSON {
 					return writeJSONError(streams, err, ExitFailure)
 				}
@@ -51,7 +53,7 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 			}
 			fmt.Fprintf(streams.Out, "%s  revision %s  sha256 %s  lines %d-%d of %d%s\n",
 				displayPath(res.Path), res.Revision, res.SHA256, res.Offset, last, res.TotalLines, trunc)
-			_, err = fmt.Fprint(streams.Out, res.Content)
+			_, err = fmt.Fprint(streams.Out, res.NumberedContent)
 			return err
 		},
 	}
@@ -60,6 +62,16 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 	cmd.Flags().IntVar(&limit, "limit", 0, "lines to show at most (default all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	return cmd
+}
+
+// cliError returns the cause of a tool's refusal (the CLI prints its own words; the advice
+// written for a model stays in the MCP server).
+func cliError(err error) error {
+	var te *tools.Error
+	if errors.As(err, &te) && te.Err != nil {
+		return te.Err
+	}
+	return err
 }
 
 // writeJSONError prints err's error object as JSON on stdout and exits with code.

@@ -83,6 +83,7 @@ and inspects Git through a hardened host git.`,
 		newGitCmd(streams),
 		newRunCmd(streams),
 		newSandboxCmd(streams),
+		newMCPCmd(streams),
 		newStatusCmd(streams),
 		newCacheCmd(streams),
 	)

@@ -7,6 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
@@ -20,29 +24,84 @@ import (
 // workspace, through the s-code-sandbox launcher; network, and extra writable paths, only
 // as the helper's plan says (Spec.Network, Spec.ExtraWritable), which a person approved.
 type sandboxRunner struct {
-	r sandbox.Runner
-	f sandbox.Features
+	r     sandbox.Runner
+	f     sandbox.Features
+	cache *profileCache
+}
+
+// profileCacheTTL is how long a computed profile is reused for the same inputs: long
+// enough that the Plan a person approves and the Exec that follows share one profile (and
+// one sandbox discovery, about half a millisecond of stat calls), short enough that a
+// change on disk shows in the next plan. A stale profile can never be wider than one
+// computed a moment earlier for the same request.
+const profileCacheTTL = 2 * time.Second
+
+// profileCache holds recent profiles by their inputs.
+type profileCache struct {
+	mu sync.Mutex // guards m
+	m  map[string]cachedProfile
+}
+
+type cachedProfile struct {
+	p    sandbox.Profile
+	made time.Time
+}
+
+// profile returns the profile of spec, from the cache when one for the same inputs is
+// younger than profileCacheTTL. The key holds every input of Runner.Profile: the workspace,
+// network, the extra writable paths and the environment.
+func (s sandboxRunner) profile(spec execrun.Spec) (sandbox.Profile, error) {
+	if s.cache == nil {
+		return s.r.Profile(spec.Workspace, spec.Network, spec.ExtraWritable, spec.Env)
+	}
+	key := strings.Join([]string{spec.Workspace, strconv.FormatBool(spec.Network), strings.Join(spec.ExtraWritable, "\x00"), strings.Join(spec.Env, "\x00")}, "\x01")
+	now := time.Now()
+	s.cache.mu.Lock()
+	c, ok := s.cache.m[key]
+	s.cache.mu.Unlock()
+	if ok && now.Sub(c.made) < profileCacheTTL {
+		return c.p, nil
+	}
+	p, err := s.r.Profile(spec.Workspace, spec.Network, spec.ExtraWritable, spec.Env)
+	if err != nil {
+		return p, err
+	}
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	for k, c := range s.cache.m {
+		if now.Sub(c.made) >= profileCacheTTL {
+			delete(s.cache.m, k)
+		}
+	}
+	if len(s.cache.m) < 256 {
+		s.cache.m[key] = cachedProfile{p: p, made: now}
+	}
+	return p, nil
 }
 
 var _ helperd.Planner = sandboxRunner{}
 
 // Command implements execrun.Runner.
+// It runs the profile the plan computed (Spec.Prepared) when there is one.
 func (s sandboxRunner) Command(ctx context.Context, spec execrun.Spec) (*exec.Cmd, error) {
-	p, err := s.r.Profile(spec.Workspace, spec.Network, spec.ExtraWritable, spec.Env)
-	if err != nil {
-		return nil, err
+	p, ok := spec.Prepared.(sandbox.Profile)
+	if !ok {
+		var err error
+		if p, err = s.profile(spec); err != nil {
+			return nil, err
+		}
 	}
 	return s.r.CommandFor(ctx, p, spec.Dir, spec.Path, spec.Args, spec.Env)
 }
 
 // Plan implements helperd.Planner: the profile summary of spec and the environment the
 // command gets with the profile's changes.
-func (s sandboxRunner) Plan(spec execrun.Spec) (permission.Sandbox, []string, error) {
-	p, err := s.r.Profile(spec.Workspace, spec.Network, spec.ExtraWritable, spec.Env)
+func (s sandboxRunner) Plan(spec execrun.Spec) (permission.Sandbox, []string, any, error) {
+	p, err := s.profile(spec)
 	if err != nil {
-		return permission.Sandbox{}, nil, err
+		return permission.Sandbox{}, nil, nil, err
 	}
-	return SandboxSummary(p, s.f), p.Env.ApplyEnv(spec.Env), nil
+	return SandboxSummary(p, s.f), p.Env.ApplyEnv(spec.Env), p, nil
 }
 
 // SandboxSummary returns the plan's summary of profile p on a machine with features f.
@@ -77,7 +136,7 @@ func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string, s
 		return sandbox.GateVerdict(v, command, f)
 	}
 	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines()}
-	return sandboxRunner{r: r, f: f}, gate, f, nil
+	return sandboxRunner{r: r, f: f, cache: &profileCache{m: map[string]cachedProfile{}}}, gate, f, nil
 }
 
 // refuseConfined wraps next so that a peer running inside a sandbox is refused: before

@@ -95,6 +95,7 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Home:             home,
 			User:             name,
 			RequireOwnedDirs: true,
+			Edits:            true,
 			MaxConcurrent:    *maxConcurrent,
 			DefaultTimeout:   *defTimeout,
 			MaxTimeout:       *maxTimeout,

@@ -27,6 +27,10 @@ type Spec struct {
 	ExtraWritable []string
 	// RequestID is the helper's id for the request, for logs and sandbox profiles.
 	RequestID string
+	// Prepared is what the helper's planner computed for this Spec (the user helper's
+	// sandbox profile), so that the Runner builds the command from exactly what was planned
+	// without computing it again; nil when there is none.
+	Prepared any
 }
 
 // Runner turns a Spec into a command that is not started yet. The plain runner runs the

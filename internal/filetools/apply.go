@@ -457,9 +457,9 @@ func (a *Applier) preflight(req *patch.Request) ([]*planned, error) {
 		f, cur := p.f, hex.EncodeToString(p.origSum[:])
 		switch {
 		case f.New && p.exists:
-			return nil, fmt.Errorf("path %q: exists (revision %s) but expected_revision is null (a new file); read it and send its revision: %w", f.Path, cur[:16], ErrStale)
+			return nil, &StaleError{Path: f.Path, Current: cur[:16], ExpectedNew: true, msg: fmt.Sprintf("path %q: exists (revision %s) but expected_revision is null (a new file); read it and send its revision", f.Path, cur[:16])}
 		case !f.New && !p.exists:
-			return nil, fmt.Errorf("path %q: does not exist, but an expected revision was given; use null to create it: %w", f.Path, ErrStale)
+			return nil, &StaleError{Path: f.Path, Missing: true, msg: fmt.Sprintf("path %q: does not exist, but an expected revision was given; use null to create it", f.Path)}
 		case f.Revision != "" && f.Revision != cur[:16]:
 			return nil, fmt.Errorf("path %q: revision is %s, not the expected %s; read the file again: %w", f.Path, cur[:16], f.Revision, ErrStale)
 		case f.SHA256 != "" && f.SHA256 != cur:

@@ -84,6 +84,9 @@ type Config struct {
 	// StateDirs are S-Code state directories beyond workspace.StateDirs (the audit log's
 	// directory when it was moved); no workspace may hold or lie inside one.
 	StateDirs []string
+	// Edits makes the helper serve ApplyPatch: file edits as the peer's own user (the user
+	// helper, whose uid is the peer's). Without it ApplyPatch is refused.
+	Edits bool
 	// ApprovalTTL is how long an approval stays valid after its plan was issued; 0 means
 	// permission.DefaultTTL (5 minutes).
 	ApprovalTTL time.Duration

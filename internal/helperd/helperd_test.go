@@ -641,6 +641,20 @@ func TestGateMakesStricter(t *testing.T) {
 	}
 }
 
+// TestGateZeroVerdictDenies: a Gate that returns a zero verdict (a bug, or a gate that
+// forgot to fill it) denies: the zero Decision is deny, and a mode cannot lower it.
+func TestGateZeroVerdictDenies(t *testing.T) {
+	e := newEnv(t, func(c *helperd.Config) {
+		c.Gate = func(safety.Verdict, string, safety.Context) safety.Verdict { return safety.Verdict{} }
+	})
+	for _, mode := range []helperv1.Mode{helperv1.Mode_MODE_MANUAL, helperv1.Mode_MODE_WORKSPACE} {
+		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Mode: mode, Approval: approve()}, nil)
+		if r.denied == nil || r.pid != 0 {
+			t.Fatalf("%v: a zero verdict from the gate ran: %+v", mode, r)
+		}
+	}
+}
+
 func mkdir(t *testing.T, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {

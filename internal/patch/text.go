@@ -22,10 +22,14 @@ func ParsePatch(text string) ([]File, error) {
 		lines = lines[:n-1]
 	}
 	if len(lines) == 0 || lines[0] != "*** Begin Patch" {
-		return nil, errf(ErrPatchSyntax, "patch", "", `line 1: must be "*** Begin Patch"`)
+		got := ""
+		if len(lines) > 0 {
+			got = "; it is " + showLine(lines[0])
+		}
+		return nil, errf(ErrPatchSyntax, "patch", "", `line 1: must be exactly "*** Begin Patch"%s`, got)
 	}
 	if len(lines) < 2 || lines[len(lines)-1] != "*** End Patch" {
-		return nil, errf(ErrPatchSyntax, "patch", "", `the last line must be "*** End Patch"`)
+		return nil, errf(ErrPatchSyntax, "patch", "", `line %d: the last line must be exactly "*** End Patch"; it is %s`, len(lines), showLine(lines[len(lines)-1]))
 	}
 	body := lines[1 : len(lines)-1]
 	var files []File
@@ -79,7 +83,7 @@ func ParsePatch(text string) ([]File, error) {
 			isAdd := strings.HasPrefix(l, "*** Add File: ")
 			p := strings.TrimPrefix(strings.TrimPrefix(l, "*** Add File: "), "*** Update File: ")
 			if p == "" || strings.TrimSpace(p) != p {
-				return nil, errf(ErrPatchSyntax, "patch", "", "line %d: a file header needs a path without surrounding spaces", ln)
+				return nil, errf(ErrPatchSyntax, "patch", "", "line %d: a file header needs a path without surrounding spaces; it is %s", ln, showLine(l))
 			}
 			for _, f := range files {
 				if f.Path == p {
@@ -377,4 +381,29 @@ func fuzzyLine(b []byte, want string) int {
 		}
 	}
 	return 0
+}
+
+// showLine quotes a line of patch text for a refusal, naming what is invisible in it: a
+// trailing space or tab, a carriage return, a byte-order mark.
+func showLine(l string) string {
+	q := fmt.Sprintf("%q", l)
+	var notes []string
+	switch {
+	case strings.HasSuffix(l, "\r"):
+		notes = append(notes, "a carriage return at the end (CRLF line endings)")
+	case strings.HasSuffix(l, " "):
+		notes = append(notes, "a trailing space")
+	case strings.HasSuffix(l, "\t"):
+		notes = append(notes, "a trailing tab")
+	}
+	if strings.HasPrefix(l, "\uFEFF") {
+		notes = append(notes, "a byte-order mark at the start")
+	}
+	if strings.HasPrefix(l, " ") {
+		notes = append(notes, "a leading space")
+	}
+	if len(notes) == 0 {
+		return q
+	}
+	return q + " (with " + strings.Join(notes, " and ") + ")"
 }

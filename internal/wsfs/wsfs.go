@@ -78,6 +78,8 @@ type Info struct {
 	Gid    int
 	Nlink  uint64
 	Size   int64 // bytes
+	// ModTime is the last modification time in nanoseconds since the Unix epoch.
+	ModTime int64
 }
 
 // ProtectedComponent returns the first component of the clean relative path rel that the

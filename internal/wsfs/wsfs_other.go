@@ -2,6 +2,8 @@
 
 package wsfs
 
+import "io/fs"
+
 // Root is a workspace directory handle; on this system every operation returns
 // ErrUnsupported.
 type Root struct{ path string }
@@ -61,3 +63,35 @@ func (r *Root) StageUnsynced(string, []byte, WriteOptions) (*Staged, error) {
 
 // SyncTemp returns ErrUnsupported on this system.
 func (s *Staged) SyncTemp() error { return ErrUnsupported }
+
+// ReadFileInto returns ErrUnsupported.
+func (r *Root) ReadFileInto(string, int64, []byte) ([]byte, Info, error) {
+	return nil, Info{}, ErrUnsupported
+}
+
+// Dir is a workspace directory; on this system every operation returns ErrUnsupported.
+type Dir struct{}
+
+// OpenDir returns ErrUnsupported.
+func (r *Root) OpenDir(string) (*Dir, error) { return nil, ErrUnsupported }
+
+// Rel returns "".
+func (d *Dir) Rel() string { return "" }
+
+// Join returns name.
+func (d *Dir) Join(name string) string { return name }
+
+// ReadDir returns ErrUnsupported.
+func (d *Dir) ReadDir() ([]fs.DirEntry, error) { return nil, ErrUnsupported }
+
+// Lstat returns ErrUnsupported.
+func (d *Dir) Lstat(string) (Info, fs.FileMode, error) { return Info{}, 0, ErrUnsupported }
+
+// OpenDir returns ErrUnsupported.
+func (d *Dir) OpenDir(string) (*Dir, error) { return nil, ErrUnsupported }
+
+// ReadFile returns ErrUnsupported.
+func (d *Dir) ReadFile(string, int64) ([]byte, Info, error) { return nil, Info{}, ErrUnsupported }
+
+// Close returns ErrUnsupported.
+func (d *Dir) Close() error { return ErrUnsupported }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,22 +243,28 @@ func (r *Root) removeDirs(created []string) {
 
 func infoOf(st *unix.Stat_t) Info {
 	return Info{
-		Exists: true,
-		Dev:    uint64(st.Dev),
-		Ino:    uint64(st.Ino),
-		Mode:   uint32(st.Mode) & 0o777,
-		Uid:    int(st.Uid),
-		Gid:    int(st.Gid),
-		Nlink:  uint64(st.Nlink),
-		Size:   st.Size,
+		Exists:  true,
+		Dev:     uint64(st.Dev),
+		Ino:     uint64(st.Ino),
+		Mode:    uint32(st.Mode) & 0o777,
+		Uid:     int(st.Uid),
+		Gid:     int(st.Gid),
+		Nlink:   uint64(st.Nlink),
+		Size:    st.Size,
+		ModTime: st.Mtim.Nano(),
 	}
 }
 
 // readFd reads the regular file open on fd, refusing other kinds and files over max bytes.
-// It closes fd.
+// It closes fd. It reads with read(2) directly: an os.File would first try to register the
+// (O_NONBLOCK) descriptor with the runtime's poller, a wasted system call per file.
 func readFd(fd int, p string, max int64) ([]byte, Info, error) {
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
+	return readFdInto(fd, p, max, nil)
+}
+
+// readFdInto is readFd reading into buf's storage when it is large enough.
+func readFdInto(fd int, p string, max int64, buf []byte) ([]byte, Info, error) {
+	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, Info{}, fmt.Errorf("path %q: fstat: %w", p, err)
@@ -271,18 +276,24 @@ func readFd(fd int, p string, max int64) ([]byte, Info, error) {
 	if max > 0 && st.Size > max {
 		return nil, info, fmt.Errorf("path %q: %d bytes, over the limit of %d: %w", p, st.Size, max, ErrTooLarge)
 	}
-	buf := make([]byte, 0, st.Size+1)
+	if int64(cap(buf)) < st.Size+1 {
+		buf = make([]byte, 0, st.Size+1)
+	}
+	buf = buf[:0]
 	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, info, fmt.Errorf("path %q: read: %w", p, err)
+		}
 		buf = buf[:len(buf)+n]
 		if max > 0 && int64(len(buf)) > max {
 			return nil, info, fmt.Errorf("path %q: grew over the limit of %d bytes: %w", p, max, ErrTooLarge)
 		}
-		if err == io.EOF {
+		if n == 0 {
 			break
-		}
-		if err != nil {
-			return nil, info, fmt.Errorf("path %q: read: %w", p, err)
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -305,6 +316,20 @@ func (r *Root) ReadFile(p string, max int64) ([]byte, Info, error) {
 		return nil, Info{}, err
 	}
 	return readFd(fd, p, max)
+}
+
+// ReadFileInto is ReadFile reading into buf's storage when it is large enough (a search
+// reading many files reuses one buffer). The returned slice may alias buf.
+func (r *Root) ReadFileInto(p string, max int64, buf []byte) ([]byte, Info, error) {
+	rel, err := r.Rel(p)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	fd, err := r.resolve(r.fd, p, rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return readFdInto(fd, p, max, buf)
 }
 
 // readAt reads base in the directory dirfd without following a symlink; a missing file

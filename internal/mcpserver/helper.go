@@ -1,0 +1,155 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/tools"
+	"github.com/s-code-dev/s-code/safety"
+)
+
+// helperExec runs commands through the user helper over one long-lived connection per
+// session, dialled on first use and again after the helper went away.
+type helperExec struct {
+	socket string
+	mu     sync.Mutex // guards client
+	client *helperclient.Client
+}
+
+func (h *helperExec) conn(ctx context.Context) (*helperclient.Client, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client != nil {
+		return h.client, nil
+	}
+	socket := h.socket
+	if socket == "" {
+		var err error
+		if socket, err = helperclient.DefaultSocket(helperclient.User); err != nil {
+			return nil, err
+		}
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := helperclient.Dial(dctx, helperclient.User, socket)
+	if err != nil {
+		return nil, err
+	}
+	h.client = c
+	return c, nil
+}
+
+func (h *helperExec) drop(c *helperclient.Client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client == c {
+		h.client.Close()
+		h.client = nil
+	}
+}
+
+func (h *helperExec) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client != nil {
+		h.client.Close()
+		h.client = nil
+	}
+}
+
+// Exec implements tools.Executor on the helper's Plan RPC: helperclient.Run plans the
+// operation (the helper resolves and validates the workspace, judges the command in its own
+// context, computes the sandbox profile and applies the mode), records a refusal, and asks
+// the approver only for a plan that needs a person. The card shown is built from that plan;
+// an accepted card becomes the Approval of exactly that plan's digest with the helper's
+// single-use nonce (channel elicitation).
+func (h *helperExec) Exec(ctx context.Context, req tools.ExecRequest, approve tools.ApproveFunc, stdout, stderr io.Writer) (*tools.ExecOutcome, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := req.Verdict
+	op := helperclient.Operation{
+		Command: req.Command, Shell: req.Shell, Workspace: req.Workspace, Cwd: req.Cwd,
+		Env: helperclient.ForwardedEnv(os.Environ()), Timeout: req.Timeout, Mode: req.Mode,
+		Network: req.Network, Path: os.Getenv("PATH"), ClientVerdict: &v,
+	}
+	out := &tools.ExecOutcome{}
+	approver := helperclient.ApproverFunc(func(ctx context.Context, pl *helperclient.Planned) (permission.Channel, error) {
+		out.Card = planCard(pl)
+		out.Answer, out.AskErr = approve(ctx, out.Card)
+		if out.AskErr != nil {
+			return 0, out.AskErr
+		}
+		if out.Answer != tools.AnswerAccept {
+			return 0, helperclient.ErrNotApproved
+		}
+		return permission.ChannelElicitation, nil
+	})
+	res, pl, err := c.Run(ctx, op, approver, helperclient.Streams{Stdout: stdout, Stderr: stderr})
+	var pending *tools.ApprovalPending
+	switch {
+	case errors.As(err, &pending):
+		return nil, err
+	case errors.Is(err, helperclient.ErrNotApproved) || out.AskErr != nil && pl != nil:
+		out.NotApproved = true
+		if out.Card == nil && pl != nil {
+			out.Card = planCard(pl)
+		}
+		if pl != nil {
+			out.RequestID = pl.RequestID
+		}
+		return out, nil
+	case err != nil:
+		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+			h.drop(c)
+			return nil, fmt.Errorf("lost the connection to the user helper (%s); its exit status is unknown: see audit_query", st.Message())
+		}
+		if st, ok := status.FromError(err); ok && st.Code() == codes.PermissionDenied {
+			return &tools.ExecOutcome{Denied: &tools.Denial{By: "helper", Rule: "helper.peer", Reason: st.Message()}, ExitStatus: tools.ExitDenied}, nil
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("user helper: %w", err)
+	}
+	if pl != nil && out.Card == nil {
+		out.Card = planCard(pl)
+	}
+	out.RequestID = res.RequestID
+	out.ExitStatus = res.Status()
+	if d := res.Denied; d != nil {
+		by := "helper"
+		if v.Decision != safety.Allow && v.Decision != safety.Ask {
+			by = "shellsafety"
+		}
+		out.Denied = &tools.Denial{By: by, Rule: d.GetRule(), Reason: d.GetReason()}
+		out.ExitStatus = tools.ExitDenied
+		return out, nil
+	}
+	out.TimedOut = res.Exited.GetTimedOut()
+	out.Duration = res.Exited.GetDuration().AsDuration()
+	return out, nil
+}
+
+// planCard is the approval card of the helper's plan pl: what will run, where, in which
+// sandbox, with which network, what needs the approval, and the plan's digest.
+func planCard(pl *helperclient.Planned) *tools.Card {
+	p := pl.Plan
+	return &tools.Card{
+		Kind: "exec_command", Title: "Run a command in the workspace",
+		Command: p.Command, Shell: p.Shell, Workspace: p.Workspace, Cwd: p.Cwd, Network: p.Network, Mode: p.Mode.String(),
+		Findings: p.Verdict.Findings, Sandbox: tools.SandboxSummaryOf(p.Sandbox),
+		Digest: pl.Digest, Rules: pl.Outcome.Rules, Reason: pl.Outcome.Reason,
+	}
+}

@@ -1,0 +1,258 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/tools"
+	"github.com/s-code-dev/s-code/internal/turns"
+	"github.com/s-code-dev/s-code/internal/version"
+	"github.com/s-code-dev/s-code/internal/wsfs"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Workspace is the workspace root directory (required).
+	Workspace string
+	// Mode is the permission mode; the zero value (unset) refuses every command and edit.
+	Mode permission.Mode
+	// EditFormat selects the apply_patch schema and instructions the model is shown.
+	EditFormat tools.EditFormat
+	// Socket is the user helper's socket; empty means helperclient.DefaultSocket.
+	Socket string
+	// Executor runs exec_command; nil means the user helper at Socket, dialled once per
+	// session on first use.
+	Executor tools.Executor
+	// TurnsDir is the directory of turn records; empty means turns.StateDir().
+	TurnsDir string
+}
+
+// Server is one MCP server over one workspace. Over stdio it serves one session.
+type Server struct {
+	mcp      *mcp.Server
+	env      tools.Env // template; each call gets a copy with the session's approver
+	registry *tools.Registry
+	search   *index
+
+	mu        sync.Mutex      // guards loaded
+	loaded    map[string]bool // deferred tools loaded into the session by tool_search
+	root      *wsfs.Root
+	exec      *helperExec
+	approvals *approvals
+}
+
+// New opens the workspace and returns a server with the core tools and tool_search.
+// Close it when done.
+func New(opts Options) (*Server, error) {
+	if opts.Workspace == "" {
+		return nil, errors.New("mcpserver: no workspace")
+	}
+	format, err := tools.ParseEditFormat(string(opts.EditFormat))
+	if err != nil {
+		return nil, err
+	}
+	root, err := wsfs.Open(opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	base := opts.TurnsDir
+	if base == "" {
+		if base, err = turns.StateDir(); err != nil {
+			root.Close()
+			return nil, err
+		}
+	}
+	home, _ := os.UserHomeDir()
+	s := &Server{root: root, loaded: map[string]bool{}}
+	if s.approvals, err = newApprovals(); err != nil {
+		root.Close()
+		return nil, err
+	}
+	s.env = tools.Env{Root: root, Turns: turns.Open(base, root.Path()), Session: &tools.Session{}, Mode: opts.Mode, Home: home}
+	s.env.Exec = opts.Executor
+	if s.env.Exec == nil {
+		s.exec = &helperExec{socket: opts.Socket}
+		s.env.Exec = s.exec
+	}
+	all := append(tools.Core(format), tools.Deferred()...)
+	if s.registry, err = tools.NewRegistry(all...); err != nil {
+		root.Close()
+		return nil, err
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "s-code", Title: "S-Code", Version: version.Version}, &mcp.ServerOptions{
+		Instructions: Instructions(format, opts.Mode),
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	var deferred []tools.Tool
+	for _, t := range s.registry.List() {
+		if t.Deferred() {
+			deferred = append(deferred, t)
+			continue
+		}
+		s.addTool(t)
+	}
+	s.search = newIndex(deferred)
+	s.addToolSearch()
+	return s, nil
+}
+
+// Close releases the workspace handle and the helper connection.
+func (s *Server) Close() error {
+	if s.exec != nil {
+		s.exec.close()
+	}
+	return s.root.Close()
+}
+
+// Run serves one session over t (for `s-code mcp`, &mcp.StdioTransport{}) until the client
+// disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.mcp.Run(ctx, t)
+}
+
+// MCP returns the underlying SDK server (tests connect in-memory transports to it).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Registry returns the server's tool registry.
+func (s *Server) Registry() *tools.Registry { return s.registry }
+
+// mcpTool returns the MCP definition of t.
+func mcpTool(t tools.Tool) *mcp.Tool {
+	ro := t.ReadOnly()
+	destructive := !ro
+	openWorld := t.Name() == "exec_command"
+	return &mcp.Tool{
+		Name:         t.Name(),
+		Description:  t.Description(),
+		InputSchema:  objectRoot(t.InputSchema()),
+		OutputSchema: objectRoot(t.OutputSchema()),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
+	}
+}
+
+// objectRoot returns s with a root type of exactly "object" (MCP requires it of input and
+// output schemas; a pointer type's schema allows null too).
+func objectRoot(s *jsonschema.Schema) *jsonschema.Schema {
+	if s == nil || s.Type == "object" {
+		return s
+	}
+	c := *s
+	c.Type, c.Types = "object", nil
+	return &c
+}
+
+func (s *Server) addTool(t tools.Tool) {
+	s.mcp.AddTool(mcpTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		env := s.env
+		ap := &elicitApprover{session: req.Session, approvals: s.approvals, responses: req.Params.InputResponses, state: req.Params.RequestState}
+		env.Approver = ap
+		out, err := t.Call(ctx, &env, req.Params.Arguments)
+		var pending *tools.ApprovalPending
+		if errors.As(err, &pending) {
+			return ap.inputRequest(pending.Card)
+		}
+		return toolResult(out, err)
+	})
+}
+
+// toolResult renders a tool's answer: the structured result and its JSON as text, or a tool
+// error (isError) whose text the model reads and whose structured form names code and rule.
+func toolResult(out any, err error) (*mcp.CallToolResult, error) {
+	if err != nil {
+		var te *tools.Error
+		if !errors.As(err, &te) {
+			te = &tools.Error{Code: "error", Message: err.Error()}
+		}
+		b, _ := json.Marshal(te)
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// ToolSearchInput is tool_search's arguments.
+type ToolSearchInput struct {
+	Query      string `json:"query" jsonschema:"words describing the capability wanted, or select:NAME[,NAME] to load tools by exact name"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"tools returned at most (default 5)"`
+}
+
+// ToolSearchHit is one tool found.
+type ToolSearchHit struct {
+	Name    string  `json:"name"`
+	Summary string  `json:"summary"`
+	Score   float64 `json:"score"`
+	Loaded  bool    `json:"loaded"` // its schema is now in the session's tool list
+}
+
+// ToolSearchResult is tool_search's answer.
+type ToolSearchResult struct {
+	Tools []ToolSearchHit `json:"tools"`
+	Note  string          `json:"note"`
+}
+
+func (s *Server) addToolSearch() {
+	t := tools.Must(tools.Spec[ToolSearchInput, ToolSearchResult]{
+		Name: "tool_search",
+		Description: "Find and load specialized tools that are not in the default list (for example the sandbox profile card and audit log queries). " +
+			"Search by words (ranked over names, descriptions and parameter names) or load exact tools with select:NAME[,NAME]. " +
+			"The tools found are added to this session's tool list (notifications/tools/list_changed); call them by name afterwards.",
+		ReadOnly: true,
+		Call: func(_ context.Context, _ *tools.Env, in ToolSearchInput) (ToolSearchResult, error) {
+			return s.toolSearch(in)
+		},
+	})
+	s.mcp.AddTool(mcpTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		out, err := t.Call(ctx, &s.env, req.Params.Arguments)
+		return toolResult(out, err)
+	})
+}
+
+func (s *Server) toolSearch(in ToolSearchInput) (ToolSearchResult, error) {
+	maxN := in.MaxResults
+	if maxN <= 0 {
+		maxN = 5
+	}
+	maxN = min(maxN, 20)
+	hits, err := s.search.find(in.Query, maxN)
+	if err != nil {
+		return ToolSearchResult{}, err
+	}
+	res := ToolSearchResult{Tools: []ToolSearchHit{}}
+	var names []string
+	for _, h := range hits {
+		s.load(h.tool)
+		res.Tools = append(res.Tools, ToolSearchHit{Name: h.tool.Name(), Summary: h.tool.Summary(), Score: h.score, Loaded: true})
+		names = append(names, h.tool.Name())
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		res.Note = "no deferred tool matches; the core tools are already in the tool list"
+	} else {
+		res.Note = fmt.Sprintf("loaded %v into the tool list; call them by name", names)
+	}
+	return res, nil
+}
+
+// load adds the deferred tool t to the session's tools once; the SDK then sends
+// notifications/tools/list_changed.
+func (s *Server) load(t tools.Tool) {
+	s.mu.Lock()
+	done := s.loaded[t.Name()]
+	s.loaded[t.Name()] = true
+	s.mu.Unlock()
+	if !done {
+		s.addTool(t)
+	}
+}
