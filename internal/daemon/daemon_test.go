@@ -42,6 +42,12 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(launch.ExitCannotRun)
 	}
+	if len(os.Args) == 5 && os.Args[1] == sandboxedDialArg {
+		os.Exit(sandboxedDial(os.Args[2], os.Args[3], os.Args[4]))
+	}
+	if len(os.Args) == 3 && os.Args[1] == rawDialArg {
+		os.Exit(rawDialProbe(os.Args[2]))
+	}
 	if sock := os.Getenv(dialProbeEnv); sock != "" {
 		os.Exit(dialProbe(sock))
 	}

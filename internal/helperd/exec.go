@@ -34,7 +34,6 @@ const (
 	RuleApprovalReplayed = permission.RuleApprovalReplayed // an approval used before
 	RuleApprovalExpired  = permission.RuleApprovalExpired  // an approval that lapsed
 	RuleAuditUnavailable = "audit.unavailable"             // the audit record could not be written
-	RuleEnvInjection     = "env.injection"                 // a refused environment addition
 	RuleInvalidRequest   = "request.invalid"               // a malformed request
 	RuleDirNotAllowed    = "request.dir"                   // cwd or workspace missing or not the peer's
 	RuleRunnerFailed     = "runner.unavailable"            // the runner (sandbox) could not build the command

@@ -12,7 +12,7 @@ import (
 var commonLimits = []string{
 	"nested repositories (a .git below the top level) are not protected: their hooks run only when someone runs Git in that directory",
 	"with network off no Internet socket can be opened at all, also not on loopback",
-	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name (a helper must refuse confined peers, see ProcessConfined)",
+	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name outside the hidden paths (the helpers' sockets are hidden with mount-namespace, and both helpers refuse sandboxed callers)",
 }
 
 // protectionLimits are the known limits of each Profile.Protection on Linux.

@@ -56,6 +56,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
+	h.StateDirs = existing(stateDirCandidates(getenv, h.Home))
 	h.MountNamespace = MountNamespaceUsable() == nil
 	return h, nil
 }
@@ -74,12 +75,23 @@ func ForWorkspace(getenv func(string) string, dir string, network bool) (Profile
 // directory and the workspace, and the Git directories of a linked worktree.
 func toolRoots(getenv func(string) string, home, ws string) []string {
 	var roots []string
+	// A Go root is granted as a whole, so it must be a toolchain's own directory: never the
+	// file system root, the home directory or a directory above it (a GOROOT of "/" or a go
+	// binary in /bin or ~/bin would make everything readable), the workspace or shared
+	// scratch space.
+	goRoot := func(r string) {
+		r, err := filepath.EvalSymlinks(r)
+		if err != nil || r == "/" || within(r, home) || within(r, ws) || within(ws, r) || sharedScratch(r) {
+			return
+		}
+		roots = append(roots, r)
+	}
 	if goroot := getenv("GOROOT"); filepath.IsAbs(goroot) {
-		roots = append(roots, goroot)
+		goRoot(filepath.Clean(goroot))
 	}
 	if p, err := exec.LookPath("go"); err == nil && filepath.IsAbs(p) {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
-			roots = append(roots, filepath.Dir(filepath.Dir(r)))
+			goRoot(filepath.Dir(filepath.Dir(r)))
 		}
 	}
 	for _, d := range filepath.SplitList(getenv("PATH")) {

@@ -58,5 +58,5 @@ func ProcessConfined(pid int) (bool, error) {
 			filters = n
 		}
 	}
-	return nnp == 1 && filters >= 2, nil
+	return ConfinedStatus(nnp == 1, filters), nil
 }

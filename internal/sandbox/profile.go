@@ -37,6 +37,12 @@ type Profile struct {
 	// DeniedPaths may be neither read nor written even where they lie inside a granted root:
 	// credential stores such as ~/.ssh and ~/.aws.
 	DeniedPaths []string `json:"denied_paths"`
+	// HiddenPaths are S-Code's runtime, state and configuration directories and the user's
+	// runtime directory (see Host.StateDirs): they are denied paths too, and with
+	// ProtectionMountNamespace the launcher also mounts an empty read-only file system over
+	// each (a file: /dev/null), so no socket in them can be reached by connect(2), which
+	// Landlock does not govern before ABI 9.
+	HiddenPaths []string `json:"hidden_paths,omitempty"`
 	// ProtectedPaths lie inside a writable root but stay read-only: Git hooks and
 	// configuration, and agent and IDE control files, which run code outside the sandbox.
 	ProtectedPaths []string `json:"protected_paths"`
@@ -122,6 +128,10 @@ type Host struct {
 	Devices []string
 	// SystemDenied are secrets inside system roots (see systemDeniedPaths).
 	SystemDenied []string
+	// StateDirs are S-Code's runtime, state and configuration directories, the user's
+	// runtime directory and the helper's own socket and audit directories, those that exist
+	// (see stateDirCandidates): a command may neither read them nor reach a socket in them.
+	StateDirs []string
 	// MountNamespace reports whether the launcher can get a private mount namespace here
 	// (see MountNamespaceUsable); it picks the profile's Protection.
 	MountNamespace bool
@@ -227,6 +237,8 @@ func NewProfile(h Host, network bool) (Profile, error) {
 		denied = append(denied, filepath.Join(home, d))
 	}
 	denied = append(denied, h.SystemDenied...)
+	p.HiddenPaths = hiddenPaths(h, p.WritableRoots)
+	denied = append(denied, p.HiddenPaths...)
 	p.DeniedPaths = cleanSet(denied)
 	// A read-only root inside a writable root would make that part of the workspace
 	// read-only, and one inside a denied path would open it: drop both.
@@ -337,7 +349,7 @@ func ParseProfile(b []byte) (Profile, error) {
 	default:
 		return Profile{}, fmt.Errorf("decode sandbox profile: unknown protection %q", p.Protection)
 	}
-	for _, group := range [][]string{{p.Workspace, p.TempDir}, p.WritableRoots, p.ReadOnlyRoots, p.Devices, p.DeniedPaths, p.ProtectedPaths} {
+	for _, group := range [][]string{{p.Workspace, p.TempDir}, p.WritableRoots, p.ReadOnlyRoots, p.Devices, p.DeniedPaths, p.ProtectedPaths, p.HiddenPaths} {
 		for _, path := range group {
 			if !filepath.IsAbs(path) || filepath.Clean(path) != path {
 				return Profile{}, fmt.Errorf("decode sandbox profile: path %q: %w", path, ErrRelativePath)

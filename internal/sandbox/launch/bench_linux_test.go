@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,19 @@ func BenchmarkTrue(b *testing.B) {
 	mountNS, entries := f.profile, f.profile
 	mountNS.Protection = sandbox.ProtectionMountNamespace
 	entries.Protection = sandbox.ProtectionLandlockEntries
-	var direct, withMounts, withEntries []time.Duration
+	// As in the user helper: the runtime directory, S-Code's state and configuration
+	// directories and the helper's audit directory hidden (four mounts, four Landlock holes).
+	hidden := mountNS
+	hidden.HiddenPaths = nil
+	for _, name := range []string{"run", "state", "config", "audit"} {
+		d := filepath.Join(b.TempDir(), name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		hidden.HiddenPaths = append(hidden.HiddenPaths, d)
+	}
+	hidden.DeniedPaths = append(slices.Clone(hidden.DeniedPaths), hidden.HiddenPaths...)
+	var direct, withMounts, withEntries, withHidden []time.Duration
 	run := func(p sandbox.Profile) time.Duration {
 		t0 := time.Now()
 		cmd, err := sandbox.Command(context.Background(), launcher, p, []string{truePath}, env)
@@ -53,6 +66,7 @@ func BenchmarkTrue(b *testing.B) {
 		direct = append(direct, time.Since(t0))
 		withMounts = append(withMounts, run(mountNS))
 		withEntries = append(withEntries, run(entries))
+		withHidden = append(withHidden, run(hidden))
 	}
 	b.StopTimer()
 	d, m, e := p50(direct), p50(withMounts), p50(withEntries)
@@ -62,6 +76,7 @@ func BenchmarkTrue(b *testing.B) {
 	b.ReportMetric(ms(m-d), "added-p50-ms")
 	b.ReportMetric(ms(e), "entries-sandboxed-p50-ms")
 	b.ReportMetric(ms(e-d), "entries-added-p50-ms")
+	b.ReportMetric(ms(p50(withHidden)-d), "hidden-added-p50-ms")
 }
 
 func p50(ds []time.Duration) time.Duration {

@@ -28,18 +28,21 @@ import (
 //     and bind-mount the existing protected paths read-only (see protectWithMounts); when
 //     that fails, say so on stderr and fall back to sandbox.ProtectionLandlockEntries,
 //     never to a workspace without protected paths;
-//  3. build the Landlock ruleset from the profile (before any restriction, so the walk of
+//  3. when p asks for sandbox.ProtectionMountNamespace: hide p.HiddenPaths (S-Code's
+//     runtime, state and configuration directories, the helpers' sockets) under empty
+//     read-only mounts (see hidePaths), so no helper socket can be reached;
+//  4. build the Landlock ruleset from the profile (before any restriction, so the walk of
 //     the granted roots can read them): with the mounts, the workspace tree is granted as a
 //     whole; without, it is split around the protected paths (see plan);
-//  4. drop every capability: the bounding set (when the launcher may), then the ambient,
+//  5. drop every capability: the bounding set (when the launcher may), then the ambient,
 //     inheritable, permitted and effective sets, so that neither root nor the owner of the
 //     launcher's user namespace gets a capability at execve (capabilities(7)), and the
 //     command cannot undo the mounts;
-//  5. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
-//  6. enforce Landlock (landlock_restrict_self(2));
-//  7. load the seccomp filters (seccomp(2)), see seccompFilters; they refuse mount,
+//  6. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
+//  7. enforce Landlock (landlock_restrict_self(2));
+//  8. load the seccomp filters (seccomp(2)), see seccompFilters; they refuse mount,
 //     umount2, the new mount API and new user namespaces to the command;
-//  8. execve(2).
+//  9. execve(2).
 //
 // A kernel without Landlock or seccomp fails with ErrUnconfined unless p.AllowUnconfined;
 // then the command runs with whatever of the two exists.
@@ -58,6 +61,7 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 	}
 
 	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
+	hostNS := mountNamespaceID()
 
 	layout := p
 	if p.Protection == sandbox.ProtectionMountNamespace {
@@ -69,6 +73,22 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 			// workspace (NewProfile makes none) stays a Landlock hole.
 			layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
 				return sandbox.Within(p.Workspace, pp)
+			})
+		}
+	}
+	if p.Protection == sandbox.ProtectionMountNamespace {
+		hidden, err := hidePaths(p, hostNS)
+		switch {
+		case errors.Is(err, sandbox.ErrNoMountNamespace):
+			fmt.Fprintf(stderr, "%s: S-Code's directories are only denied by Landlock, not hidden: %v\n", sandbox.LauncherName, err)
+		case err != nil:
+			return &ExitError{ExitCannotRun, err}
+		default:
+			// A hidden path inside a writable root (and what lies beneath it) is empty and
+			// read-only now: Landlock need not split the root around it.
+			layout.DeniedPaths = slices.DeleteFunc(slices.Clone(layout.DeniedPaths), func(d string) bool {
+				return slices.ContainsFunc(hidden, func(h string) bool { return sandbox.Within(h, d) }) &&
+					slices.ContainsFunc(p.WritableRoots, func(w string) bool { return sandbox.Within(w, d) })
 			})
 		}
 	}

@@ -181,6 +181,12 @@ func probe(name string, args []string) int {
 		err = sandbox.MountNamespaceUsable()
 	case "umount":
 		err = unix.Unmount(args[0], unix.MNT_DETACH)
+	case "connect-unix": // a raw connect(2) to the Unix socket args[0]
+		var fd int
+		if fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+			err = unix.Connect(fd, &unix.SockaddrUnix{Name: args[0]})
+			unix.Close(fd)
+		}
 	default:
 		fmt.Printf("unknown probe %s\n", name)
 		return 2
@@ -848,8 +854,11 @@ func TestRunner(t *testing.T) {
 	f := newFixture(t, false)
 	exe, _ := os.Executable()
 	r := sandbox.Runner{Launcher: exe, Getenv: func(k string) string {
-		if k == sandbox.CacheDirEnv {
+		switch k {
+		case sandbox.CacheDirEnv:
 			return f.cacheRoot
+		case "HOME":
+			return f.home
 		}
 		return ""
 	}}
@@ -872,5 +881,17 @@ func TestRunner(t *testing.T) {
 	}
 	if _, err := r.Command(context.Background(), f.ws, f.home, false, sh, []string{"sh"}, f.env); err == nil {
 		t.Fatal("a directory outside the workspace was accepted")
+	}
+	// The command's environment has no say in the profile: a toolchain variable naming "/"
+	// does not make the root readable, and a cache directory elsewhere is not granted.
+	elsewhere := t.TempDir()
+	env := append(slices.Clone(f.env), "GOROOT=/", sandbox.CacheDirEnv+"="+elsewhere, "XDG_CACHE_HOME="+elsewhere, "HOME="+elsewhere)
+	cmd, err = r.Command(context.Background(), f.ws, dir, false, sh, []string{"sh", "-c", `ls / >/dev/null 2>&1 && echo listed-root; echo "$GOCACHE"; echo x > "$1/x" && echo wrote-elsewhere`, "sh", elsewhere}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ = cmd.CombinedOutput()
+	if strings.Contains(string(out), "listed-root") || strings.Contains(string(out), "wrote-elsewhere") || !strings.Contains(string(out), filepath.Join(f.profile.CacheNamespace, "go-build")) {
+		t.Fatalf("the command's environment changed the profile:\n%s", out)
 	}
 }
