@@ -246,5 +246,13 @@ func (s *Server) Status(context.Context, *helperv1.StatusRequest) (*helperv1.Sta
 		AuditHeadSeq:  seq,
 		AuditHeadHash: hash,
 		Running:       s.running.Load(),
+		AuditExport:   s.auditExport(),
 	}, nil
+}
+
+func (s *Server) auditExport() *helperv1.AuditExportStatus {
+	if s.cfg.AuditExport == nil {
+		return nil
+	}
+	return s.cfg.AuditExport()
 }
