@@ -214,7 +214,11 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 	approver := helperclient.ApproverFunc(func(_ context.Context, pl *helperclient.Planned) (permission.Channel, error) {
 		return askApproval(streams, pl, f)
 	})
-	res, _, err := client.Run(execCtx, op, approver, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd})
+	res, _, err := client.Run(execCtx, op, approver, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd,
+		Pending: func(p *helperv1.Pending) {
+			fmt.Fprintf(streams.Err, "s-code: request %s waits for a team approver until %s: another person in the group %s runs `s-code approvals approve %s` (or deny)\n",
+				p.GetId(), p.GetExpiresAt().AsTime().Local().Format("15:04:05"), p.GetApprovers(), p.GetId()[:min(12, len(p.GetId()))])
+		}})
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {

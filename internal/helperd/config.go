@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/s-code-dev/s-code/internal/rootpolicy"
 	"time"
 
 	"go.uber.org/zap"
@@ -83,6 +84,9 @@ type Config struct {
 	// Edits makes the helper serve ApplyPatch: file edits as the peer's own user (the user
 	// helper, whose uid is the peer's). Without it ApplyPatch is refused.
 	Edits bool
+	// Team, when set (the root helper's [approvals] policy), makes requests whose plan needs
+	// approval for one of its rules wait for a team approver (ListApprovals, DecideApproval).
+	Team *rootpolicy.Approvers
 	// ApprovalTTL is how long an approval stays valid after its plan was issued; 0 means
 	// permission.DefaultTTL (5 minutes).
 	ApprovalTTL time.Duration
