@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -93,14 +91,14 @@ func editApprover(streams IO, f editFlags, question string) helperclient.Approve
 			return 0, fmt.Errorf("%w: %s: %s (mode %s; no terminal to ask on: rerun with --yes to approve this one change, or --mode accept-edits)",
 				helperclient.ErrNotApproved, strings.Join(pl.Outcome.Rules, ", "), oneLine(pl.Outcome.Reason), pl.Plan.Mode)
 		}
-		writePlanCard(streams.Err, pl.Plan, pl.Outcome, pl.Digest, cardOptions{width: terminalWidth(streams.Err), expand: f.expand, verdict: false})
-		fmt.Fprint(streams.Err, question+" [y/N] ")
-		line, err := bufio.NewReader(in).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, fmt.Errorf("read answer: %w", err)
+		yes, err := confirmCard(in, streams.Err, question, f.expand, func(opt cardOptions) {
+			opt.width = terminalWidth(streams.Err)
+			writePlanCard(streams.Err, pl.Plan, pl.Outcome, pl.Digest, opt)
+		})
+		if err != nil {
+			return 0, err
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
+		if yes {
 			return permission.ChannelTerminal, nil
 		}
 		return 0, helperclient.ErrNotApproved
