@@ -12,6 +12,7 @@ import (
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -70,8 +71,15 @@ type Config struct {
 	Policy *safety.Policy
 	// PolicySummary is one line describing the policy, reported by Status.
 	PolicySummary string
-	// Path is the PATH commands get (execrun.ValidatePath must accept it).
+	// AuditExport, when not nil, returns the audit export's counts for Status; nil means
+	// the helper exports nowhere.
+	AuditExport func() *helperv1.AuditExportStatus
+	// Path is the PATH commands get (execrun.ValidatePath must accept it), before the
+	// caller's safe entries are added (execrun.MergePath).
 	Path string
+	// EnvAllow are the variable names, beyond execrun.DefaultEnvAllow, that a request may add
+	// to a command's environment (the helper's policy; execrun.MatchEnvAllow patterns).
+	EnvAllow []string
 	// Home and User describe the user commands run as (HOME, USER, LOGNAME, and the
 	// ShellSafety context's home).
 	Home, User string
@@ -119,6 +127,9 @@ func (c *Config) validate() error {
 		return errors.New("helperd: Home and User are required")
 	}
 	if err := execrun.ValidatePath(c.Path); err != nil {
+		return fmt.Errorf("helperd: %w", err)
+	}
+	if err := execrun.ValidateEnvAllow(c.EnvAllow); err != nil {
 		return fmt.Errorf("helperd: %w", err)
 	}
 	if c.MaxConcurrent <= 0 {

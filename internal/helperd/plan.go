@@ -110,9 +110,9 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 	if denial != nil {
 		return nil, denial
 	}
-	env, err := execrun.BuildEnv(execrun.Base{Path: s.cfg.Path, Home: s.cfg.Home, User: s.cfg.User, Shell: shell}, op.env)
-	if err != nil {
-		return nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
+	env, denial := s.commandEnv(op.env, op.path, d.workspace, shell, extra)
+	if denial != nil {
+		return nil, denial
 	}
 	v := s.judge(command, s.safetyContext(d, dialect))
 	mode := helperwire.ModeFromProto(op.mode)

@@ -3008,7 +3008,10 @@ type StatusResponse struct {
 	AuditHeadSeq  uint64 `protobuf:"varint,5,opt,name=audit_head_seq,json=auditHeadSeq,proto3" json:"audit_head_seq,omitempty"`
 	AuditHeadHash string `protobuf:"bytes,6,opt,name=audit_head_hash,json=auditHeadHash,proto3" json:"audit_head_hash,omitempty"`
 	// running is the number of commands running now.
-	Running       int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
+	Running int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
+	// audit_export is the export of audit records to OpenTelemetry; unset when the helper
+	// exports nowhere.
+	AuditExport   *AuditExportStatus `protobuf:"bytes,8,opt,name=audit_export,json=auditExport,proto3" json:"audit_export,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3088,6 +3091,371 @@ func (x *StatusResponse) GetAuditHeadHash() string {
 func (x *StatusResponse) GetRunning() int32 {
 	if x != nil {
 		return x.Running
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetAuditExport() *AuditExportStatus {
+	if x != nil {
+		return x.AuditExport
+	}
+	return nil
+}
+
+// AuditExportStatus is the audit export's counts since the helper started (docs/audit.md).
+type AuditExportStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint is the collector's HOST:PORT; protocol is "grpc" or "http".
+	Endpoint string `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// backlog is how many records wait for export.
+	Backlog uint64 `protobuf:"varint,3,opt,name=backlog,proto3" json:"backlog,omitempty"`
+	// exported is how many records the endpoint accepted; exported_seq the seq of the last.
+	Exported    uint64 `protobuf:"varint,4,opt,name=exported,proto3" json:"exported,omitempty"`
+	ExportedSeq uint64 `protobuf:"varint,5,opt,name=exported_seq,json=exportedSeq,proto3" json:"exported_seq,omitempty"`
+	// failed is how many export attempts failed (each is retried).
+	Failed uint64 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`
+	// dropped is how many records the full queue did not take (each run is reported to the
+	// endpoint by a gap record).
+	Dropped uint64 `protobuf:"varint,7,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// last_error is the last failed attempt's error; empty when the last attempt succeeded.
+	LastError     string `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditExportStatus) Reset() {
+	*x = AuditExportStatus{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditExportStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditExportStatus) ProtoMessage() {}
+
+func (x *AuditExportStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditExportStatus.ProtoReflect.Descriptor instead.
+func (*AuditExportStatus) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *AuditExportStatus) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *AuditExportStatus) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *AuditExportStatus) GetBacklog() uint64 {
+	if x != nil {
+		return x.Backlog
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetExported() uint64 {
+	if x != nil {
+		return x.Exported
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetExportedSeq() uint64 {
+	if x != nil {
+		return x.ExportedSeq
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetFailed() uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+// CodeModeRecord is a Code Mode program the client ran and its child calls (read-only tool
+// calls made in the client's process, not by the helper: the record says what the client
+// reported, under the peer credentials the helper read).
+type CodeModeRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace root the program read.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// program is the JavaScript text.
+	Program string       `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"`
+	Calls   []*ChildCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	// error is "code: message" of a program that was stopped or failed; empty when it returned.
+	Error    string               `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Duration *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`
+	// child_bytes is the total size of the child calls' results, in bytes.
+	ChildBytes int64 `protobuf:"varint,6,opt,name=child_bytes,json=childBytes,proto3" json:"child_bytes,omitempty"`
+	// result_bytes is the size of the returned value's JSON, in bytes.
+	ResultBytes   int64 `protobuf:"varint,7,opt,name=result_bytes,json=resultBytes,proto3" json:"result_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeModeRecord) Reset() {
+	*x = CodeModeRecord{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeModeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeModeRecord) ProtoMessage() {}
+
+func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeModeRecord.ProtoReflect.Descriptor instead.
+func (*CodeModeRecord) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CodeModeRecord) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetCalls() []*ChildCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *CodeModeRecord) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *CodeModeRecord) GetChildBytes() int64 {
+	if x != nil {
+		return x.ChildBytes
+	}
+	return 0
+}
+
+func (x *CodeModeRecord) GetResultBytes() int64 {
+	if x != nil {
+		return x.ResultBytes
+	}
+	return 0
+}
+
+// ChildCall is one tool call a Code Mode program made.
+type ChildCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Tool  string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments is the JSON of the call's arguments (or a note of their size when large).
+	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Ok        bool   `protobuf:"varint,4,opt,name=ok,proto3" json:"ok,omitempty"`
+	// error is "code: message" of a failed call.
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// bytes is the size of the result's JSON, in bytes.
+	Bytes         int64                `protobuf:"varint,6,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Duration      *durationpb.Duration `protobuf:"bytes,7,opt,name=duration,proto3" json:"duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildCall) Reset() {
+	*x = ChildCall{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildCall) ProtoMessage() {}
+
+func (x *ChildCall) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildCall.ProtoReflect.Descriptor instead.
+func (*ChildCall) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ChildCall) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ChildCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ChildCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *ChildCall) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *ChildCall) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ChildCall) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ChildCall) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+type CodeModeRecorded struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id names the record (audit_query's request_id).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// seq is the record's sequence number in the audit log.
+	Seq           uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeModeRecorded) Reset() {
+	*x = CodeModeRecorded{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeModeRecorded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeModeRecorded) ProtoMessage() {}
+
+func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
+func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CodeModeRecorded) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CodeModeRecorded) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
 	}
 	return 0
 }
@@ -3295,7 +3663,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\"C\n" +
 	"\rCheckResponse\x122\n" +
 	"\averdict\x18\x01 \x01(\v2\x18.scode.helper.v1.VerdictR\averdict\"\x0f\n" +
-	"\rStatusRequest\"\x97\x02\n" +
+	"\rStatusRequest\"\xde\x02\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x121\n" +
 	"\x06uptime\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06uptime\x12)\n" +
@@ -3303,7 +3671,39 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x0epolicy_summary\x18\x04 \x01(\tR\rpolicySummary\x12$\n" +
 	"\x0eaudit_head_seq\x18\x05 \x01(\x04R\fauditHeadSeq\x12&\n" +
 	"\x0faudit_head_hash\x18\x06 \x01(\tR\rauditHeadHash\x12\x18\n" +
-	"\arunning\x18\a \x01(\x05R\arunning*<\n" +
+	"\arunning\x18\a \x01(\x05R\arunning\x12E\n" +
+	"\faudit_export\x18\b \x01(\v2\".scode.helper.v1.AuditExportStatusR\vauditExport\"\xf5\x01\n" +
+	"\x11AuditExportStatus\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x18\n" +
+	"\abacklog\x18\x03 \x01(\x04R\abacklog\x12\x1a\n" +
+	"\bexported\x18\x04 \x01(\x04R\bexported\x12!\n" +
+	"\fexported_seq\x18\x05 \x01(\x04R\vexportedSeq\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\x04R\x06failed\x12\x18\n" +
+	"\adropped\x18\a \x01(\x04R\adropped\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\b \x01(\tR\tlastError\"\x8b\x02\n" +
+	"\x0eCodeModeRecord\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
+	"\aprogram\x18\x02 \x01(\tR\aprogram\x120\n" +
+	"\x05calls\x18\x03 \x03(\v2\x1a.scode.helper.v1.ChildCallR\x05calls\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x1f\n" +
+	"\vchild_bytes\x18\x06 \x01(\x03R\n" +
+	"childBytes\x12!\n" +
+	"\fresult_bytes\x18\a \x01(\x03R\vresultBytes\"\xc2\x01\n" +
+	"\tChildCall\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x0e\n" +
+	"\x02ok\x18\x04 \x01(\bR\x02ok\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x14\n" +
+	"\x05bytes\x18\x06 \x01(\x03R\x05bytes\x125\n" +
+	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"C\n" +
+	"\x10CodeModeRecorded\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq*<\n" +
 	"\x05Shell\x12\x15\n" +
 	"\x11SHELL_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -3354,7 +3754,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\x85\x05\n" +
+	"\tROLE_ROOT\x10\x022\xdb\x05\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
@@ -3364,7 +3764,8 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
 	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12^\n" +
 	"\rListApprovals\x12%.scode.helper.v1.ListApprovalsRequest\x1a&.scode.helper.v1.ListApprovalsResponse\x12a\n" +
-	"\x0eDecideApproval\x12&.scode.helper.v1.DecideApprovalRequest\x1a'.scode.helper.v1.DecideApprovalResponseB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
+	"\x0eDecideApproval\x12&.scode.helper.v1.DecideApprovalRequest\x1a'.scode.helper.v1.DecideApprovalResponse\x12T\n" +
+	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
 var (
 	file_scode_helper_v1_helper_proto_rawDescOnce sync.Once
@@ -3379,7 +3780,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                     // 0: scode.helper.v1.Shell
 	(Decision)(0),                  // 1: scode.helper.v1.Decision
@@ -3422,20 +3823,24 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*CheckResponse)(nil),          // 38: scode.helper.v1.CheckResponse
 	(*StatusRequest)(nil),          // 39: scode.helper.v1.StatusRequest
 	(*StatusResponse)(nil),         // 40: scode.helper.v1.StatusResponse
-	nil,                            // 41: scode.helper.v1.ExecStart.EnvEntry
-	nil,                            // 42: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil),  // 43: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 44: google.protobuf.Duration
+	(*AuditExportStatus)(nil),      // 41: scode.helper.v1.AuditExportStatus
+	(*CodeModeRecord)(nil),         // 42: scode.helper.v1.CodeModeRecord
+	(*ChildCall)(nil),              // 43: scode.helper.v1.ChildCall
+	(*CodeModeRecorded)(nil),       // 44: scode.helper.v1.CodeModeRecorded
+	nil,                            // 45: scode.helper.v1.ExecStart.EnvEntry
+	nil,                            // 46: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil),  // 47: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	43, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	41, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	45, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3445,21 +3850,21 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	44, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	48, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	23, // 23: scode.helper.v1.ExecEvent.pending:type_name -> scode.helper.v1.Pending
-	43, // 24: scode.helper.v1.Pending.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 24: scode.helper.v1.Pending.expires_at:type_name -> google.protobuf.Timestamp
 	31, // 25: scode.helper.v1.PendingApproval.plan:type_name -> scode.helper.v1.Plan
-	43, // 26: scode.helper.v1.PendingApproval.created_at:type_name -> google.protobuf.Timestamp
-	43, // 27: scode.helper.v1.PendingApproval.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 26: scode.helper.v1.PendingApproval.created_at:type_name -> google.protobuf.Timestamp
+	47, // 27: scode.helper.v1.PendingApproval.expires_at:type_name -> google.protobuf.Timestamp
 	24, // 28: scode.helper.v1.ListApprovalsResponse.pending:type_name -> scode.helper.v1.PendingApproval
 	17, // 29: scode.helper.v1.DecideApprovalResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 30: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	42, // 31: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	46, // 31: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 32: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 33: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 34: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -3470,7 +3875,7 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	30, // 39: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 40: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	31, // 41: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	43, // 42: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	47, // 42: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
 	12, // 43: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
 	4,  // 44: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
 	17, // 45: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
@@ -3479,29 +3884,35 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	17, // 48: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 49: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
 	10, // 50: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	44, // 51: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	48, // 51: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
 	8,  // 52: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	15, // 53: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	29, // 54: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	33, // 55: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
-	35, // 56: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
-	37, // 57: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	39, // 58: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	25, // 59: scode.helper.v1.Helper.ListApprovals:input_type -> scode.helper.v1.ListApprovalsRequest
-	27, // 60: scode.helper.v1.Helper.DecideApproval:input_type -> scode.helper.v1.DecideApprovalRequest
-	22, // 61: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	32, // 62: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	34, // 63: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	36, // 64: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	38, // 65: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	40, // 66: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	26, // 67: scode.helper.v1.Helper.ListApprovals:output_type -> scode.helper.v1.ListApprovalsResponse
-	28, // 68: scode.helper.v1.Helper.DecideApproval:output_type -> scode.helper.v1.DecideApprovalResponse
-	61, // [61:69] is the sub-list for method output_type
-	53, // [53:61] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	41, // 53: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
+	43, // 54: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
+	48, // 55: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	48, // 56: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	15, // 57: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	29, // 58: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	33, // 59: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	35, // 60: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	37, // 61: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	39, // 62: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	25, // 63: scode.helper.v1.Helper.ListApprovals:input_type -> scode.helper.v1.ListApprovalsRequest
+	27, // 64: scode.helper.v1.Helper.DecideApproval:input_type -> scode.helper.v1.DecideApprovalRequest
+	42, // 65: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
+	22, // 66: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	32, // 67: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	34, // 68: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	36, // 69: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	38, // 70: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	40, // 71: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	26, // 72: scode.helper.v1.Helper.ListApprovals:output_type -> scode.helper.v1.ListApprovalsResponse
+	28, // 73: scode.helper.v1.Helper.DecideApproval:output_type -> scode.helper.v1.DecideApprovalResponse
+	44, // 74: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	66, // [66:75] is the sub-list for method output_type
+	57, // [57:66] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -3533,7 +3944,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   34,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	Helper_Status_FullMethodName         = "/scode.helper.v1.Helper/Status"
 	Helper_ListApprovals_FullMethodName  = "/scode.helper.v1.Helper/ListApprovals"
 	Helper_DecideApproval_FullMethodName = "/scode.helper.v1.Helper/DecideApproval"
+	Helper_RecordCodeMode_FullMethodName = "/scode.helper.v1.Helper/RecordCodeMode"
 )
 
 // HelperClient is the client API for Helper service.
@@ -76,6 +77,10 @@ type HelperClient interface {
 	// approvers group, not sandboxed, and not the requester; the decision and both uids are in
 	// the audit log.
 	DecideApproval(ctx context.Context, in *DecideApprovalRequest, opts ...grpc.CallOption) (*DecideApprovalResponse, error)
+	// RecordCodeMode writes one code_mode audit record: a Code Mode program the client ran
+	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
+	// root helper answers FAILED_PRECONDITION.
+	RecordCodeMode(ctx context.Context, in *CodeModeRecord, opts ...grpc.CallOption) (*CodeModeRecorded, error)
 }
 
 type helperClient struct {
@@ -169,6 +174,16 @@ func (c *helperClient) DecideApproval(ctx context.Context, in *DecideApprovalReq
 	return out, nil
 }
 
+func (c *helperClient) RecordCodeMode(ctx context.Context, in *CodeModeRecord, opts ...grpc.CallOption) (*CodeModeRecorded, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CodeModeRecorded)
+	err := c.cc.Invoke(ctx, Helper_RecordCodeMode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HelperServer is the server API for Helper service.
 // All implementations must embed UnimplementedHelperServer
 // for forward compatibility.
@@ -211,6 +226,10 @@ type HelperServer interface {
 	// approvers group, not sandboxed, and not the requester; the decision and both uids are in
 	// the audit log.
 	DecideApproval(context.Context, *DecideApprovalRequest) (*DecideApprovalResponse, error)
+	// RecordCodeMode writes one code_mode audit record: a Code Mode program the client ran
+	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
+	// root helper answers FAILED_PRECONDITION.
+	RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error)
 	mustEmbedUnimplementedHelperServer()
 }
 
@@ -244,6 +263,9 @@ func (UnimplementedHelperServer) ListApprovals(context.Context, *ListApprovalsRe
 }
 func (UnimplementedHelperServer) DecideApproval(context.Context, *DecideApprovalRequest) (*DecideApprovalResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DecideApproval not implemented")
+}
+func (UnimplementedHelperServer) RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordCodeMode not implemented")
 }
 func (UnimplementedHelperServer) mustEmbedUnimplementedHelperServer() {}
 func (UnimplementedHelperServer) testEmbeddedByValue()                {}
@@ -399,6 +421,24 @@ func _Helper_DecideApproval_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Helper_RecordCodeMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CodeModeRecord)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).RecordCodeMode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_RecordCodeMode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).RecordCodeMode(ctx, req.(*CodeModeRecord))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Helper_ServiceDesc is the grpc.ServiceDesc for Helper service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -433,6 +473,10 @@ var Helper_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DecideApproval",
 			Handler:    _Helper_DecideApproval_Handler,
+		},
+		{
+			MethodName: "RecordCodeMode",
+			Handler:    _Helper_RecordCodeMode_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
