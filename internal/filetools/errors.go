@@ -110,6 +110,24 @@ type StaleError struct {
 	msg         string
 }
 
+// Stale is the JSON form of a StaleError's fields (the user helper's error object carries
+// it), so that a client can say what to do in the form its request used.
+type Stale struct {
+	Path        string `json:"path"`
+	Current     string `json:"current,omitempty"` // the existing file's revision, with ExpectedNew
+	Missing     bool   `json:"missing,omitempty"`
+	ExpectedNew bool   `json:"expected_new,omitempty"`
+}
+
+// StaleOf returns the Stale of err's StaleError (nil when it has none).
+func StaleOf(err error) *Stale {
+	var se *StaleError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	return &Stale{Path: se.Path, Current: se.Current, Missing: se.Missing, ExpectedNew: se.ExpectedNew}
+}
+
 // Error returns the refusal with what to do in the envelope form.
 func (e *StaleError) Error() string { return e.msg + ": " + ErrStale.Error() }
 

@@ -92,6 +92,10 @@ type editError struct {
 	Failed      string              `json:"failed,omitempty"`
 	Written     bool                `json:"written,omitempty"`
 	Unconfirmed []string            `json:"unconfirmed,omitempty"`
+	// Stale and NeedsContent carry what a client needs to say what to do in the form its
+	// request used (a stale revision; an update the patch form cannot express).
+	Stale        *filetools.Stale `json:"stale,omitempty"`
+	NeedsContent bool             `json:"needs_content,omitempty"`
 }
 
 func modeOf(m helperv1.Mode) permission.Mode { return helperwire.ModeFromProto(m) }
@@ -165,9 +169,11 @@ func (s *Server) ApplyPatch(ctx context.Context, req *helperv1.ApplyPatchRequest
 			for _, a := range be.Applied {
 				x.Applied = append(x.Applied, a.Path+"@"+a.Revision)
 			}
-			out = editError{Code: be.Code, Message: be.Error(), Applied: be.Applied, Failed: be.Failed, Written: be.Written, Unconfirmed: be.Unconfirmed}
+			out = editError{Code: be.Code, Message: be.Error(), Applied: be.Applied, Failed: be.Failed, Written: be.Written, Unconfirmed: be.Unconfirmed,
+				Stale: filetools.StaleOf(aerr), NeedsContent: errors.Is(aerr, patch.ErrNeedsContent)}
 		} else {
-			out = editError{Code: filetools.Code(aerr), Message: aerr.Error(), Applied: []filetools.Applied{}}
+			out = editError{Code: filetools.Code(aerr), Message: aerr.Error(), Applied: []filetools.Applied{},
+				Stale: filetools.StaleOf(aerr), NeedsContent: errors.Is(aerr, patch.ErrNeedsContent)}
 		}
 		x.Reason = "edit failed: " + filetools.Code(aerr) + ": " + aerr.Error()
 		code := 1

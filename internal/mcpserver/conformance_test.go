@@ -39,7 +39,7 @@ func TestConformance(t *testing.T) {
 			testenv.Skip(t, fmt.Sprintf("the MCP conformance suite is not installed (cd test/mcp && npm ci): %v", err))
 		}
 	}
-	srv, err := New(Options{Workspace: t.TempDir(), Mode: permission.AcceptEdits, EditFormat: tools.EditLines, Executor: &recordingExec{}, TurnsDir: t.TempDir()})
+	srv, err := New(Options{Workspace: t.TempDir(), Mode: permission.AcceptEdits, EditFormat: tools.EditLines, Executor: &recordingExec{}})
 	if err != nil {
 		t.Fatal(err)
 	}

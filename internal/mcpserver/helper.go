@@ -167,3 +167,97 @@ func planCard(pl *helperclient.Planned) *tools.Card {
 		Digest: pl.Digest, Rules: pl.Outcome.Rules, Reason: pl.Outcome.Reason,
 	}
 }
+
+// ApplyPatch implements tools.Editor on the helper's Plan and ApplyPatch RPCs: the helper
+// plans the batch (resolves the workspace, checks every target, applies the mode), and a
+// plan that needs a person is shown as the card of that plan; an accepted card becomes the
+// Approval of exactly that plan's digest with the helper's single-use nonce (channel
+// elicitation). The helper applies the batch and records it (paths and revisions, turn,
+// approval).
+func (h *helperExec) ApplyPatch(ctx context.Context, req tools.EditRequest, approve tools.ApproveFunc) (*tools.EditOutcome, error) {
+	return h.edit(ctx, req, approve, (*helperclient.Client).ApplyPatch)
+}
+
+// Undo implements tools.Editor on the helper's Plan and Undo RPCs, as ApplyPatch does.
+func (h *helperExec) Undo(ctx context.Context, req tools.EditRequest, approve tools.ApproveFunc) (*tools.EditOutcome, error) {
+	return h.edit(ctx, req, approve, (*helperclient.Client).Undo)
+}
+
+type editCall func(*helperclient.Client, context.Context, helperclient.EditOperation, helperclient.Approver) (*helperclient.EditResult, *helperclient.Planned, error)
+
+func (h *helperExec) edit(ctx context.Context, req tools.EditRequest, approve tools.ApproveFunc, call editCall) (*tools.EditOutcome, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	op := helperclient.EditOperation{Workspace: req.Workspace, Cwd: req.Workspace, Mode: req.Mode, Patch: req.Patch, Turn: req.Turn}
+	out := &tools.EditOutcome{}
+	approver := helperclient.ApproverFunc(func(ctx context.Context, pl *helperclient.Planned) (permission.Channel, error) {
+		out.Card = editCard(pl)
+		out.Answer, out.AskErr = approve(ctx, out.Card)
+		if out.AskErr != nil {
+			return 0, out.AskErr
+		}
+		if out.Answer != tools.AnswerAccept {
+			return 0, helperclient.ErrNotApproved
+		}
+		return permission.ChannelElicitation, nil
+	})
+	res, pl, err := call(c, ctx, op, approver)
+	var pending *tools.ApprovalPending
+	switch {
+	case errors.As(err, &pending):
+		return nil, err
+	case errors.Is(err, helperclient.ErrNotApproved) || out.AskErr != nil && pl != nil:
+		out.NotApproved = true
+		if out.Card == nil && pl != nil {
+			out.Card = editCard(pl)
+		}
+		if pl != nil {
+			out.RequestID = pl.RequestID
+		}
+		return out, nil
+	case err != nil:
+		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+			h.drop(c)
+			return nil, fmt.Errorf("lost the connection to the user helper (%s); whether the edit was applied is unknown: see audit_query", st.Message())
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("user helper: %w", err)
+	}
+	if pl != nil && out.Card == nil {
+		out.Card = editCard(pl)
+	}
+	out.RequestID = res.RequestID
+	if d := res.Denied; d != nil {
+		reason := d.GetReason()
+		for _, f := range d.GetFindings() {
+			if f.GetDecision() == helperv1.Decision_DECISION_DENY && f.GetMessage() != "" {
+				reason = f.GetMessage()
+				break
+			}
+		}
+		out.Denied = &tools.Denial{By: "helper", Rule: d.GetRule(), Reason: reason}
+		return out, nil
+	}
+	out.Result, out.Applied = res.ResultJSON, res.Applied
+	return out, nil
+}
+
+// editCard is the approval card of the helper's plan pl of a batch of edits or an undo: the
+// complete paths it changes, the SHA-256 of the batch, the workspace, the mode, what needs
+// the approval and the plan's digest.
+func editCard(pl *helperclient.Planned) *tools.Card {
+	p := pl.Plan
+	kind, title := "apply_patch", fmt.Sprintf("Apply a patch to %d file(s)", len(p.Targets))
+	if p.PatchSHA256 == "" {
+		kind, title = "undo_turn", "Undo turn "+p.Turn
+	}
+	return &tools.Card{
+		Kind: kind, Title: title, Workspace: p.Workspace, Mode: p.Mode.String(),
+		Paths: p.Targets, Batch: p.PatchSHA256, Findings: p.Verdict.Findings,
+		Digest: pl.Digest, Rules: pl.Outcome.Rules, Reason: pl.Outcome.Reason,
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
-	"github.com/s-code-dev/s-code/internal/turns"
 	"github.com/s-code-dev/s-code/internal/version"
 	"github.com/s-code-dev/s-code/internal/wsfs"
 )
@@ -33,8 +32,10 @@ type Options struct {
 	// Executor runs exec_command; nil means the user helper at Socket, dialled once per
 	// session on first use.
 	Executor tools.Executor
-	// TurnsDir is the directory of turn records; empty means turns.StateDir().
-	TurnsDir string
+	// Editor runs apply_patch and undo_turn; nil means the user helper at Socket (its
+	// ApplyPatch and Undo RPCs, on the connection exec_command uses), which decides every
+	// edit in the mode, keeps the turn records and writes the audit record of each batch.
+	Editor tools.Editor
 	// CodeMode sends code_mode in the default tool list (the configuration's code_mode key);
 	// false leaves it deferred, found through tool_search.
 	CodeMode bool
@@ -73,24 +74,21 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := opts.TurnsDir
-	if base == "" {
-		if base, err = turns.StateDir(); err != nil {
-			root.Close()
-			return nil, err
-		}
-	}
 	home, _ := os.UserHomeDir()
 	s := &Server{root: root, loaded: map[string]bool{}}
 	if s.approvals, err = newApprovals(); err != nil {
 		root.Close()
 		return nil, err
 	}
-	s.env = tools.Env{Root: root, Turns: turns.Open(base, root.Path()), Session: &tools.Session{}, Mode: opts.Mode, Home: home}
+	s.env = tools.Env{Root: root, Session: &tools.Session{}, Mode: opts.Mode, Home: home}
 	s.exec = &helperExec{socket: opts.Socket}
 	s.env.Exec = opts.Executor
 	if s.env.Exec == nil {
 		s.env.Exec = s.exec
+	}
+	s.env.Edit = opts.Editor
+	if s.env.Edit == nil {
+		s.env.Edit = s.exec
 	}
 	record := opts.CodeModeAudit
 	if record == nil {

@@ -84,14 +84,14 @@ func start(t testing.TB, opts *mcp.ClientOptions, mode permission.Mode) *session
 	return startWith(t, opts, Options{Mode: mode})
 }
 
-// startWith is start with server options o (Workspace, EditFormat, Executor and TurnsDir are
-// filled in).
+// startWith is start with server options o (Workspace, EditFormat and Executor are filled
+// in; Socket names a user helper, as edits go through one).
 func startWith(t testing.TB, opts *mcp.ClientOptions, o Options) *session {
 	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644)
 	rec := &recordingExec{}
-	o.Workspace, o.EditFormat, o.Executor, o.TurnsDir = ws, tools.EditLines, rec, t.TempDir()
+	o.Workspace, o.EditFormat, o.Executor = ws, tools.EditLines, rec
 	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -315,21 +315,6 @@ func TestApprovalIsForOneOperation(t *testing.T) {
 	}
 }
 
-func TestManualModePatchAsks(t *testing.T) {
-	var asked int
-	s := start(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		asked++
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}}, permission.Manual)
-	res, m := s.call(t, "apply_patch", map[string]any{"files": []any{map[string]any{"path": "n.txt", "expected_revision": nil, "content": "x\n"}}})
-	if !res.IsError || m["code"] != "not_approved" || asked != 1 {
-		t.Fatalf("declined patch: %v (asked %d)", m, asked)
-	}
-	if _, err := os.Stat(filepath.Join(s.ws, "n.txt")); !os.IsNotExist(err) {
-		t.Fatal("a declined patch wrote")
-	}
-}
-
 func TestInstructionsPerEditFormat(t *testing.T) {
 	for f, want := range map[tools.EditFormat]string{tools.EditLines: "start_line", tools.EditText: "old_text", tools.EditPatch: "*** Begin Patch"} {
 		if got := Instructions(f, permission.Manual); !strings.Contains(got, want) {
@@ -375,7 +360,7 @@ func BenchmarkToolsListSize(b *testing.B) {
 func TestProtocol20250618(t *testing.T) {
 	ws := t.TempDir()
 	rec := &recordingExec{}
-	srv, err := New(Options{Workspace: ws, Mode: permission.AcceptEdits, EditFormat: tools.EditLines, Executor: rec, TurnsDir: t.TempDir()})
+	srv, err := New(Options{Workspace: ws, Mode: permission.AcceptEdits, EditFormat: tools.EditLines, Executor: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

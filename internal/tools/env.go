@@ -5,24 +5,24 @@ import (
 
 	"github.com/s-code-dev/s-code/internal/gitsafe"
 	"github.com/s-code-dev/s-code/internal/permission"
-	"github.com/s-code-dev/s-code/internal/turns"
 	"github.com/s-code-dev/s-code/internal/wsfs"
 )
 
 // Env is what a tool call is given: the capabilities of one session. A tool can only do what
-// its Env hands it (a nil Executor means exec_command refuses; a nil Turns store means
-// apply_patch refuses).
+// its Env hands it (a nil Executor means exec_command refuses; a nil Editor means
+// apply_patch and undo_turn refuse).
 type Env struct {
 	// Root is the workspace, opened once as a directory handle.
 	Root *wsfs.Root
-	// Turns keeps apply_patch's undo records and serves undo_turn.
-	Turns *turns.Store
 	// Git configures the git inspection tools (zero: gitsafe's defaults).
 	Git gitsafe.Options
 	// Session holds the state a session keeps between calls (the plan).
 	Session *Session
 	// Exec runs commands through the user helper; nil refuses exec_command.
 	Exec Executor
+	// Edit applies apply_patch's batches and undo_turn's undos through the user helper,
+	// which decides and records them; nil refuses both.
+	Edit Editor
 	// Approver asks a person to approve an operation; nil means nobody can be asked.
 	Approver Approver
 	// Mode is the session's permission mode; the zero value (unset) refuses every command

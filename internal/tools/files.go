@@ -2,11 +2,10 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/s-code-dev/s-code/internal/patch"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/turns"
-	"github.com/s-code-dev/s-code/safety"
 )
 
 // ReadFileInput is read_file's arguments.
@@ -179,106 +177,167 @@ func ApplyPatchDescription(f EditFormat) string {
 		`A new file: "expected_revision": null with "content".` + common
 }
 
-func decodePatch(args json.RawMessage) (*patch.Request, error) {
+// patchCall is apply_patch's decoded arguments with the bytes the model sent (what the user
+// helper is given: it decodes and plans them itself).
+type patchCall struct {
+	req *patch.Request
+	raw json.RawMessage
+}
+
+func decodePatch(args json.RawMessage) (*patchCall, error) {
 	req, err := patch.Decode(args)
 	if err != nil {
 		return nil, &Error{Code: filetools.Code(err), Message: err.Error()}
 	}
-	return req, nil
+	return &patchCall{req: req, raw: append(json.RawMessage(nil), args...)}, nil
 }
 
-// applyPatch runs apply_patch; in Manual mode the batch needs a person's approval first.
-func applyPatch(ctx context.Context, env *Env, req *patch.Request) (ApplyPatchResult, error) {
-	if env.Turns == nil {
-		return ApplyPatchResult{}, &Error{Code: "unavailable", Message: "apply_patch has no undo store in this session, so it cannot record turns; nothing was written"}
+// EditRequest is one batch of file edits, or one undo, for an Editor.
+type EditRequest struct {
+	Workspace string // absolute: the workspace root the session serves
+	Mode      permission.Mode
+	// Patch is the apply_patch arguments exactly as the model sent them (nil for an undo).
+	Patch []byte
+	// Turn is the turn an undo reverts (empty: the latest not yet undone).
+	Turn string
+}
+
+// EditOutcome is how an Editor's batch or undo ended.
+type EditOutcome struct {
+	RequestID string
+	// Denied: the helper refused the plan (a protected or escaping target, an unset mode, no
+	// turn to undo); nothing was written.
+	Denied *Denial
+	// NotApproved: the plan needed a person and approve did not accept (Answer says what
+	// came back); nothing was written. Card is the card shown (or that would have been).
+	NotApproved bool
+	Answer      Answer
+	Card        *Card
+	AskErr      error
+	// Result is the file tools' JSON answer (docs/patch.md): the result when Applied, else
+	// the error object of a refused or partly applied batch.
+	Result  []byte
+	Applied bool
+}
+
+// Editor applies file edits through the user helper: it asks the helper for its plan of the
+// batch, asks approve (with the card of exactly that plan) when the plan needs a person, and
+// sends the approval of that plan only; the helper applies the batch and records it. An
+// *ApprovalPending error from approve is returned unchanged.
+type Editor interface {
+	ApplyPatch(ctx context.Context, req EditRequest, approve ApproveFunc) (*EditOutcome, error)
+	Undo(ctx context.Context, req EditRequest, approve ApproveFunc) (*EditOutcome, error)
+}
+
+// helperEditError is the user helper's error object of an edit that did not apply, with the
+// fields the model-facing messages need (docs/patch.md "Errors").
+type helperEditError struct {
+	Code         string              `json:"code"`
+	Message      string              `json:"message"`
+	Applied      []filetools.Applied `json:"applied"`
+	Failed       string              `json:"failed,omitempty"`
+	Written      bool                `json:"written,omitempty"`
+	Unconfirmed  []string            `json:"unconfirmed,omitempty"`
+	Stale        *filetools.Stale    `json:"stale,omitempty"`
+	NeedsContent bool                `json:"needs_content,omitempty"`
+}
+
+// editOutcomeErr is the tool error of an edit the helper did not apply (nil when out holds
+// the file tools' answer): an approval still pending is returned unchanged, a refusal or a
+// missing approval names its rule, and a helper failure says the edit's fate is in the audit
+// log.
+func editOutcomeErr(env *Env, out *EditOutcome, err error, what string) error {
+	var pending *ApprovalPending
+	switch {
+	case errors.As(err, &pending):
+		return err
+	case errors.Is(err, context.Canceled):
+		return &Error{Code: "cancelled", Message: "the call was cancelled", Err: err}
+	case err != nil:
+		return &Error{Code: "helper_failed", Message: err.Error() + "; every edit goes through the user helper, which decides and records it", Err: err}
+	case out.NotApproved:
+		rule := permission.RuleEditWorkspace
+		if out.Card != nil && len(out.Card.Rules) > 0 {
+			rule = out.Card.Rules[0]
+		}
+		return &Error{Code: "not_approved", Rule: rule, Message: notApprovedMessage(out.Answer, what, "nothing was written") + " (mode " + env.Mode.String() + ")"}
+	case out.Denied != nil:
+		return &Error{Code: filetools.CodeOfRule(out.Denied.Rule), Rule: out.Denied.Rule, Message: out.Denied.Reason + "; nothing was written"}
 	}
-	target, err := filetools.ApprovalTarget(env.Root, req)
-	if err != nil {
-		return ApplyPatchResult{}, patchErr(req, err)
+	return nil
+}
+
+// applyPatch runs apply_patch through the user helper (env.Edit), which decides the batch in
+// the session's mode (Manual asks a person, Accept-edits and Workspace apply edits inside the
+// workspace, an unset mode refuses), applies it and records it.
+func applyPatch(ctx context.Context, env *Env, in *patchCall) (ApplyPatchResult, error) {
+	if env.Edit == nil {
+		return ApplyPatchResult{}, &Error{Code: "unavailable", Message: "apply_patch has no user helper in this session, so nothing can decide or record the edit; nothing was written"}
 	}
-	// The permission model decides edits as it decides commands: Accept-edits and Workspace
-	// approve edits inside the workspace, Manual asks, an unset mode refuses.
-	paths := patchPaths(req)
-	ws := env.Root.Path()
-	out := permission.Decide(env.Mode, permission.Plan{Kind: permission.KindEdit, Role: "user", Workspace: ws, Cwd: ws, Targets: paths, Mode: env.Mode,
-		Verdict: safety.Verdict{Decision: safety.Ask, Findings: []safety.Finding{{Rule: permission.RuleEditWorkspace, Decision: safety.Ask, Command: target,
-			Message: "This changes files inside the workspace; a person approves it unless the mode accepts edits."}}}})
-	switch out.Result {
-	case permission.Run:
-	case permission.NeedsApproval:
-		batch, err := json.Marshal(req)
-		if err != nil {
-			return ApplyPatchResult{}, err
-		}
-		sum := sha256.Sum256(batch)
-		ans, askErr := askApproval(ctx, env, &Card{Kind: "apply_patch", Title: "Apply a patch to " + target, Workspace: ws,
-			Paths: paths, Batch: hex.EncodeToString(sum[:]), Mode: env.Mode.String(), Rules: out.Rules, Reason: out.Reason})
-		var pending *ApprovalPending
-		if errors.As(askErr, &pending) {
-			return ApplyPatchResult{}, askErr
-		}
-		if ans != AnswerAccept {
-			return ApplyPatchResult{}, &Error{Code: "not_approved", Rule: permission.RuleEditWorkspace, Message: notApprovedMessage(ans, "the patch", "nothing was written") + " (mode " + env.Mode.String() + ")"}
-		}
-	default:
-		rule := permission.RuleModeUnset
-		if len(out.Rules) > 0 {
-			rule = out.Rules[0]
-		}
-		return ApplyPatchResult{}, &Error{Code: "refused", Rule: rule, Message: out.Reason + "; nothing was written"}
+	approve := func(ctx context.Context, card *Card) (Answer, error) {
+		card.Mode = env.Mode.String()
+		return askApproval(ctx, env, card)
 	}
-	turn, err := turns.NewID()
-	if err != nil {
+	out, err := env.Edit.ApplyPatch(ctx, EditRequest{Workspace: env.Root.Path(), Mode: env.Mode, Patch: in.raw}, approve)
+	if err := editOutcomeErr(env, out, err, "the patch"); err != nil {
 		return ApplyPatchResult{}, err
 	}
-	res, err := (&filetools.Applier{Root: env.Root, Turns: env.Turns}).Apply(req, turn)
-	if err != nil {
-		return ApplyPatchResult{}, patchErr(req, err)
+	if !out.Applied {
+		return ApplyPatchResult{}, patchErrObject(in.req, out.Result)
 	}
-	return ApplyPatchResult{Turn: res.Turn, Applied: res.Applied}, nil
+	var res ApplyPatchResult
+	if err := json.Unmarshal(out.Result, &res); err != nil {
+		return ApplyPatchResult{}, &Error{Code: "helper_failed", Message: "the helper's result: " + err.Error(), Err: err}
+	}
+	if res.Applied == nil {
+		res.Applied = []filetools.Applied{}
+	}
+	return res, nil
 }
 
-func patchPaths(req *patch.Request) []string {
-	out := make([]string, len(req.Files))
-	for i, f := range req.Files {
-		out[i] = f.Path
+// patchErrObject is patchErr for the helper's error object b.
+func patchErrObject(req *patch.Request, b []byte) error {
+	var e helperEditError
+	if err := json.Unmarshal(b, &e); err != nil || e.Code == "" {
+		return &Error{Code: "helper_failed", Message: "the helper's error object is unreadable: " + string(b)}
 	}
-	return out
-}
-
-// patchErr turns an apply_patch failure into an *Error whose message says what to do in the
-// form the request used.
-func patchErr(req *patch.Request, err error) error {
-	code, msg := filetools.Code(err), err.Error()
+	msg := e.Message
+	if e.Stale != nil {
+		if m := staleMessage(req.Form, e.Stale); m != "" {
+			msg = m
+		}
+	}
+	if e.NeedsContent && req.Form == patch.FormPatch {
+		msg += needsContentHint
+	}
 	var detail any
-	var be *filetools.BatchError
-	if errors.As(err, &be) {
-		detail = be
-		msg = be.Error()
+	if e.Failed != "" || len(e.Applied) > 0 {
+		detail = &filetools.BatchError{Code: e.Code, Message: e.Message, Applied: e.Applied, Failed: e.Failed, Written: e.Written, Unconfirmed: e.Unconfirmed}
 	}
-	var se *filetools.StaleError
-	if errors.As(err, &se) && req.Form == patch.FormPatch {
+	return &Error{Code: e.Code, Message: msg, Detail: detail}
+}
+
+const needsContentHint = `; the patch form cannot replace a whole file: send {"files":[{"path":...,"expected_revision":REV,"content":"<the whole new content>"}]} to apply_patch instead`
+
+// staleMessage says what to do about a stale revision in the request's form ("" when the
+// generic message says it).
+func staleMessage(form patch.Form, se *filetools.Stale) string {
+	if form == patch.FormPatch {
 		switch {
 		case se.Missing:
-			msg = fmt.Sprintf("*** Update File: %s: the file does not exist; to create it use *** Add File: %s (+ lines) with \"revisions\": {%q: null}", se.Path, se.Path, se.Path)
+			return fmt.Sprintf("*** Update File: %s: the file does not exist; to create it use *** Add File: %s (+ lines) with \"revisions\": {%q: null}", se.Path, se.Path, se.Path)
 		case se.ExpectedNew:
-			msg = fmt.Sprintf("*** Add File: %s: the file already exists (revision %s); to change it use *** Update File: %s with \"revisions\": {%q: %q}, after reading it", se.Path, se.Current, se.Path, se.Path, se.Current)
+			return fmt.Sprintf("*** Add File: %s: the file already exists (revision %s); to change it use *** Update File: %s with \"revisions\": {%q: %q}, after reading it", se.Path, se.Current, se.Path, se.Path, se.Current)
 		}
-	} else if errors.As(err, &se) {
-		switch {
-		case se.Missing:
-			msg = fmt.Sprintf("%s: the file does not exist; to create it send \"expected_revision\": null with \"content\"", se.Path)
-		case se.ExpectedNew:
-			msg = fmt.Sprintf("%s: the file already exists (revision %s); to change it send \"expected_revision\": %q with edits, after reading it", se.Path, se.Current, se.Current)
-		}
+		return ""
 	}
-	if errors.Is(err, patch.ErrNeedsContent) && req.Form == patch.FormPatch {
-		msg += `; the patch form cannot replace a whole file: send {"files":[{"path":...,"expected_revision":REV,"content":"<the whole new content>"}]} to apply_patch instead`
+	switch {
+	case se.Missing:
+		return fmt.Sprintf("%s: the file does not exist; to create it send \"expected_revision\": null with \"content\"", se.Path)
+	case se.ExpectedNew:
+		return fmt.Sprintf("%s: the file already exists (revision %s); to change it send \"expected_revision\": %q with edits, after reading it", se.Path, se.Current, se.Current)
 	}
-	if !errors.Is(err, patch.ErrMalformed) && code == "error" {
-		return pathErr(err)
-	}
-	return &Error{Code: code, Message: msg, Detail: detail}
+	return ""
 }
 
 // UndoTurnInput is undo_turn's arguments.
@@ -286,21 +345,37 @@ type UndoTurnInput struct {
 	Turn string `json:"turn,omitempty" jsonschema:"turn id from apply_patch (default: the latest turn not yet undone)"`
 }
 
-func undoTurn(_ context.Context, env *Env, in UndoTurnInput) (filetools.UndoResult, error) {
-	if env.Turns == nil {
-		return filetools.UndoResult{}, &Error{Code: "unavailable", Message: "this session has no undo store"}
+func undoTurn(ctx context.Context, env *Env, in UndoTurnInput) (filetools.UndoResult, error) {
+	if env.Edit == nil {
+		return filetools.UndoResult{}, &Error{Code: "unavailable", Message: "undo_turn has no user helper in this session, so nothing can decide or record the undo"}
 	}
 	if in.Turn != "" {
 		if err := turns.ValidID(in.Turn); err != nil {
 			return filetools.UndoResult{}, &Error{Code: "invalid_arguments", Message: err.Error()}
 		}
 	}
-	res, err := filetools.Undo(env.Root, env.Turns, in.Turn)
-	if res == nil {
-		if errors.Is(err, turns.ErrNoTurn) {
-			return filetools.UndoResult{}, &Error{Code: "no_turn", Message: err.Error() + ": nothing to undo"}
+	approve := func(ctx context.Context, card *Card) (Answer, error) {
+		card.Mode = env.Mode.String()
+		return askApproval(ctx, env, card)
+	}
+	out, err := env.Edit.Undo(ctx, EditRequest{Workspace: env.Root.Path(), Mode: env.Mode, Turn: in.Turn}, approve)
+	if err := editOutcomeErr(env, out, err, "the undo"); err != nil {
+		var te *Error
+		if errors.As(err, &te) && te.Code == "no_turn" {
+			te.Message = strings.TrimSuffix(te.Message, "; nothing was written") + ": nothing to undo"
 		}
-		return filetools.UndoResult{}, pathErr(err)
+		return filetools.UndoResult{}, err
+	}
+	var res filetools.UndoResult
+	if !out.Applied {
+		var e helperEditError
+		if err := json.Unmarshal(out.Result, &e); err != nil || e.Code == "" {
+			return res, &Error{Code: "helper_failed", Message: "the helper's error object is unreadable: " + string(out.Result)}
+		}
+		return res, &Error{Code: e.Code, Message: e.Message}
+	}
+	if err := json.Unmarshal(out.Result, &res); err != nil {
+		return res, &Error{Code: "helper_failed", Message: "the helper's result: " + err.Error(), Err: err}
 	}
 	if res.Restored == nil {
 		res.Restored = []string{}
@@ -311,12 +386,12 @@ func undoTurn(_ context.Context, env *Env, in UndoTurnInput) (filetools.UndoResu
 	if res.Skipped == nil {
 		res.Skipped = []filetools.Skipped{}
 	}
-	return *res, nil
+	return res, nil
 }
 
 // ApplyPatchTool returns apply_patch showing the schema and description of format f.
 func ApplyPatchTool(f EditFormat) Tool {
-	return Must(Spec[*patch.Request, ApplyPatchResult]{
+	return Must(Spec[*patchCall, ApplyPatchResult]{
 		Name:        "apply_patch",
 		Description: ApplyPatchDescription(f),
 		Summary:     "Change workspace files (line edits, exact text edits, patch text or whole content), checked against revisions",

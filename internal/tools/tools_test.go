@@ -13,7 +13,6 @@ import (
 
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/testenv"
-	"github.com/s-code-dev/s-code/internal/turns"
 	"github.com/s-code-dev/s-code/internal/wsfs"
 )
 
@@ -42,7 +41,7 @@ func newWorkspace(t *testing.T, files map[string]string) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return &Env{Root: root, Turns: turns.Open(t.TempDir(), root.Path()), Session: &Session{}, Mode: permission.AcceptEdits}
+	return &Env{Root: root, Session: &Session{}, Mode: permission.AcceptEdits}
 }
 
 func call(t *testing.T, env *Env, tool Tool, args string, out any) error {

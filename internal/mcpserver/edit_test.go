@@ -1,0 +1,186 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/s-code-dev/s-code/audit"
+	"github.com/s-code-dev/s-code/internal/execrun"
+	"github.com/s-code-dev/s-code/internal/helperd"
+	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/safety"
+)
+
+// memAudit keeps a real user helper's audit records in memory.
+type memAudit struct {
+	mu      sync.Mutex
+	records []audit.Record
+}
+
+func (a *memAudit) Append(_ context.Context, r *audit.Record, _ bool) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r.Seq = uint64(len(a.records) + 1)
+	r.Hash = fmt.Sprintf("h%d", r.Seq)
+	a.records = append(a.records, *r)
+	return nil
+}
+
+func (a *memAudit) Head() (uint64, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return uint64(len(a.records)), fmt.Sprintf("h%d", len(a.records))
+}
+
+// exits returns the exit records whose command starts with prefix.
+func (a *memAudit) exits(prefix string) []audit.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []audit.Record
+	for _, r := range a.records {
+		if r.Kind == audit.KindExit && strings.HasPrefix(r.Command, prefix) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// startUserHelper serves a real user helper (edits on, as s-code-userhelper's) on a Unix
+// socket and returns the socket and its audit records. Turn records go to a temporary
+// XDG_STATE_HOME.
+func startUserHelper(t *testing.T) (string, *memAudit) {
+	t.Helper()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	aud := &memAudit{}
+	srv, err := helperd.New(helperd.Config{
+		Role: safety.RoleUser, Version: "test", Auditor: aud, Authorize: helperd.SameUID(uint32(os.Geteuid())),
+		Runner: execrun.Plain{}, Path: execrun.SafePath, Home: t.TempDir(), User: "tester",
+		Edits: true, KillGrace: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "user.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Shutdown(time.Second) })
+	return sock, aud
+}
+
+func newFile(path, content string) map[string]any {
+	return map[string]any{"files": []any{map[string]any{"path": path, "expected_revision": nil, "content": content}}}
+}
+
+// In Manual mode an agent's patch goes to the helper, whose plan needs a person: the card
+// is elicited, a decline writes nothing, an accept applies the batch with the approval of
+// that plan (channel elicitation), and the helper's audit log has the paths@revisions.
+func TestManualModePatchThroughHelper(t *testing.T) {
+	sock, aud := startUserHelper(t)
+	answer := "decline"
+	var elicited []string
+	s := startWith(t, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		elicited = append(elicited, r.Params.Message)
+		return &mcp.ElicitResult{Action: answer}, nil
+	}}, Options{Mode: permission.Manual, Socket: sock})
+	res, m := s.call(t, "apply_patch", newFile("n.txt", "x\n"))
+	if !res.IsError || m["code"] != "not_approved" || m["rule"] != "edit.workspace" || len(elicited) != 1 {
+		t.Fatalf("declined patch: %v (elicited %d)", m, len(elicited))
+	}
+	if !strings.Contains(elicited[0], filepath.Join(s.ws, "n.txt")) {
+		t.Fatalf("the card does not name the complete path:\n%s", elicited[0])
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "n.txt")); !os.IsNotExist(err) {
+		t.Fatal("a declined patch wrote")
+	}
+	if ex := aud.exits("apply_patch"); len(ex) != 0 {
+		t.Fatalf("a declined patch has exit records: %+v", ex)
+	}
+
+	answer = "accept"
+	res, m = s.call(t, "apply_patch", newFile("n.txt", "x\n"))
+	if res.IsError {
+		t.Fatalf("accepted patch: %v", m)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.ws, "n.txt")); err != nil || string(b) != "x\n" {
+		t.Fatalf("n.txt = %q, %v", b, err)
+	}
+	ex := aud.exits("apply_patch")
+	if len(ex) != 1 {
+		t.Fatalf("exit records %+v", ex)
+	}
+	r := ex[0]
+	if len(r.Applied) != 1 || !strings.HasPrefix(r.Applied[0], "n.txt@") || r.Turn != m["turn"] || !r.Approved ||
+		r.Approval == nil || r.Approval.Channel != "elicitation" || r.Approval.Digest != r.PlanDigest || r.Approval.Nonce == "" {
+		t.Fatalf("audit record %+v (approval %+v), result %v", r, r.Approval, m)
+	}
+
+	// undo_turn goes through the helper too: asked, reverted, recorded.
+	res, m = s.call(t, "undo_turn", map[string]any{})
+	if res.IsError {
+		t.Fatalf("undo_turn: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "n.txt")); !os.IsNotExist(err) {
+		t.Fatalf("undo left n.txt: %v (%v)", err, m)
+	}
+	if len(elicited) != 3 {
+		t.Fatalf("elicited %d times, want 3", len(elicited))
+	}
+	res, m = s.call(t, "undo_turn", map[string]any{})
+	if !res.IsError || m["code"] != "no_turn" {
+		t.Fatalf("second undo_turn: %v", m)
+	}
+}
+
+// The helper's refusals keep the model-facing messages in the form the model used.
+func TestPatchRefusalsThroughHelper(t *testing.T) {
+	sock, _ := startUserHelper(t)
+	s := startWith(t, nil, Options{Mode: permission.AcceptEdits, Socket: sock})
+	// patch form: adding a file that exists says how to update it
+	res, m := s.call(t, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\n", "revisions": map[string]any{"a.txt": nil}})
+	if msg, _ := m["message"].(string); !res.IsError || m["code"] != "stale_revision" || !strings.HasPrefix(msg, "*** Add File: a.txt: the file already exists") || !strings.Contains(msg, "*** Update File: a.txt") {
+		t.Fatalf("patch-form add of an existing file: %v", m)
+	}
+	// envelope form: the same refusal in its own words
+	res, m = s.call(t, "apply_patch", newFile("a.txt", "x\n"))
+	if msg, _ := m["message"].(string); !res.IsError || m["code"] != "stale_revision" || !strings.Contains(msg, `to change it send "expected_revision"`) {
+		t.Fatalf("envelope add of an existing file: %v", m)
+	}
+	// a protected target is refused by the helper's plan, by rule
+	res, m = s.call(t, "apply_patch", newFile(".git/config", "x\n"))
+	if !res.IsError || m["code"] != "protected_path" || m["rule"] != "write.protected" {
+		t.Fatalf("protected target: %v", m)
+	}
+	// an unset mode refuses
+	u := startWith(t, nil, Options{Socket: sock})
+	res, m = u.call(t, "apply_patch", newFile("b.txt", "x\n"))
+	if !res.IsError || m["code"] != "refused" {
+		t.Fatalf("unset mode: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(u.ws, "b.txt")); !os.IsNotExist(err) {
+		t.Fatal("a refused patch wrote")
+	}
+}
+
+// Without a helper nothing is written: no edit is made in the s-code mcp process.
+func TestPatchWithoutHelperWritesNothing(t *testing.T) {
+	s := startWith(t, nil, Options{Mode: permission.AcceptEdits, Socket: filepath.Join(t.TempDir(), "none.sock")})
+	res, m := s.call(t, "apply_patch", newFile("n.txt", "x\n"))
+	if !res.IsError || m["code"] != "helper_failed" {
+		t.Fatalf("no helper: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "n.txt")); !os.IsNotExist(err) {
+		t.Fatal("a patch without a helper wrote")
+	}
+}
