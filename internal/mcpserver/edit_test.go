@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -182,5 +183,65 @@ func TestPatchWithoutHelperWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.ws, "n.txt")); !os.IsNotExist(err) {
 		t.Fatal("a patch without a helper wrote")
+	}
+}
+
+// Every form's refusals and the patch form's apply, stale retry and undo, through a real
+// helper (these were internal/tools' cases when the edit ran in the s-code mcp process).
+func TestPatchFormsThroughHelper(t *testing.T) {
+	sock, aud := startUserHelper(t)
+	s := startWith(t, nil, Options{Mode: permission.AcceptEdits, Socket: sock})
+	os.WriteFile(filepath.Join(s.ws, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(s.ws, "crlf.txt"), []byte("a\r\nb\r\n"), 0o644)
+	rev := func(path string) string {
+		_, m := s.call(t, "read_file", map[string]any{"path": path})
+		r, _ := m["revision"].(string)
+		if len(r) != 16 {
+			t.Fatalf("read_file %s: %v", path, m)
+		}
+		return r
+	}
+	mainRev, crlfRev := rev("main.go"), rev("crlf.txt")
+	cases := []struct{ name, args, want string }{
+		{"update missing", `{"patch":"*** Begin Patch\n*** Update File: nope.go\n@@\n-a\n+b\n*** End Patch\n","revisions":{"nope.go":"0123456789abcdef"}}`, "use *** Add File: nope.go"},
+		{"add existing", `{"patch":"*** Begin Patch\n*** Add File: main.go\n+x\n*** End Patch\n","revisions":{"main.go":null}}`, "use *** Update File: main.go with \"revisions\": {\"main.go\": \"" + mainRev + "\"}"},
+		{"crlf in patch form", `{"patch":"*** Begin Patch\n*** Update File: crlf.txt\n@@\n-a\n+c\n*** End Patch\n","revisions":{"crlf.txt":"` + crlfRev + `"}}`, `send {"files":[{"path":...,"expected_revision":REV,"content"`},
+		{"trailing space on a marker", `{"patch":"*** Begin Patch\n*** Update File: main.go\n@@\n-a\n+b\n*** End Patch \n","revisions":{"main.go":"0123456789abcdef"}}`, `line 6: the last line must be exactly "*** End Patch"; it is "*** End Patch " (with a trailing space)`},
+		{"add existing envelope", `{"files":[{"path":"main.go","expected_revision":null,"content":"x"}]}`, "send \"expected_revision\": \"" + mainRev + "\""},
+		{"update missing envelope", `{"files":[{"path":"new.go","expected_revision":"0123456789abcdef","content":"x"}]}`, "send \"expected_revision\": null"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, m := s.call(t, "apply_patch", json.RawMessage(c.args))
+			if msg, _ := m["message"].(string); !res.IsError || !strings.Contains(msg, c.want) {
+				t.Fatalf("result %v\nwant a message containing %q", m, c.want)
+			}
+		})
+	}
+	patch := json.RawMessage(`{"patch":"*** Begin Patch\n*** Update File: main.go\n@@\n func main() {\n-\tprintln(\"hi\")\n+\tprintln(\"hello\")\n }\n*** End Patch\n","revisions":{"main.go":"` + mainRev + `"}}`)
+	if res, m := s.call(t, "apply_patch", patch); res.IsError {
+		t.Fatalf("patch: %v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.ws, "main.go")); !strings.Contains(string(b), "hello") {
+		t.Fatalf("not applied: %s", b)
+	}
+	// The same revision again is stale now.
+	if res, m := s.call(t, "apply_patch", patch); !res.IsError || m["code"] != "stale_revision" {
+		t.Fatalf("stale patch: %v", m)
+	}
+	if res, m := s.call(t, "undo_turn", map[string]any{}); res.IsError || fmt.Sprint(m["restored"]) != "[main.go]" {
+		t.Fatalf("undo: %v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.ws, "main.go")); !strings.Contains(string(b), "\"hi\"") {
+		t.Fatalf("not undone: %s", b)
+	}
+	// Every batch that reached the files has its exit record (the refused ones with status
+	// 1); only the applied one names paths@revisions.
+	var applied []string
+	for _, r := range aud.exits("apply_patch") {
+		applied = append(applied, r.Applied...)
+	}
+	if len(applied) != 1 || !strings.HasPrefix(applied[0], "main.go@") || len(aud.exits("undo")) != 1 {
+		t.Fatalf("audit: applied %v, %d undo exits", applied, len(aud.exits("undo")))
 	}
 }
