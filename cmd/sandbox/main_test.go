@@ -13,11 +13,13 @@ import (
 )
 
 // TestMain lets testscript run this test binary as the real s-code-sandbox launcher and as
-// the s-code client, so the scripts run commands end to end: s-code sandbox execs the
-// launcher, which confines itself and execs the command.
+// the s-code client and as the user helper, so the scripts run commands end to end: s-code
+// sandbox sends the command to the helper, which runs it through the launcher, which
+// confines itself and execs the command.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"s-code-sandbox": func() { os.Exit(run(os.Args[1:])) },
+		"s-code-sandbox":    func() { os.Exit(run(os.Args[1:])) },
+		"s-code-userhelper": func() { os.Exit(userhelperMain()) },
 		"s-code": func() {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 		},
@@ -33,6 +35,7 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir+"/home")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
