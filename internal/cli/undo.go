@@ -29,14 +29,20 @@ Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2
 					return usagef("--turn: %v", err)
 				}
 			}
+			fail := func(err error) error {
+				if asJSON {
+					return writeJSONError(streams, err, ExitFailure)
+				}
+				return &ExitError{Code: ExitFailure, Err: err}
+			}
 			root, err := openWorkspace(workspace)
 			if err != nil {
-				return &ExitError{Code: ExitFailure, Err: err}
+				return fail(err)
 			}
 			defer root.Close()
 			store, err := turnStore(root)
 			if err != nil {
-				return &ExitError{Code: ExitFailure, Err: err}
+				return fail(err)
 			}
 			res, err := filetools.Undo(root, store, turn)
 			if res == nil {
