@@ -90,15 +90,13 @@ func (n NullableText) MarshalJSON() ([]byte, error) {
 var nullableTextType = reflect.TypeFor[NullableText]()
 
 // decodeWire checks data against the type of v (walk), then decodes it into v with
-// unknown fields refused. data is one valid JSON value.
+// json.Decoder.DisallowUnknownFields. data is one valid JSON value (json.Valid).
 func decodeWire(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	w := walker{dec: dec}
-	if err := w.walk(reflect.TypeOf(v).Elem(), false); err != nil {
+	w := walker{b: data}
+	if _, err := w.walk(skipSpace(data, 0), reflect.TypeOf(v).Elem(), false); err != nil {
 		return err
 	}
-	dec = json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		// walk refuses everything Decode refuses; this is the backstop.
@@ -118,11 +116,12 @@ func child(where, k string) string {
 	return where + "." + k
 }
 
-// walker reads a request's tokens, keeping the path of the current value (object keys and
-// array indexes) so that a refusal names its exact place; the path becomes a string only
-// for a refusal.
+// walker checks a request, valid JSON already, against the wire types with the scanners of
+// scan.go (one pass, no value decoded but keys and integers), keeping the path of the
+// current value (object keys and array indexes) so that a refusal names its exact place;
+// the path becomes a string only for a refusal.
 type walker struct {
-	dec  *json.Decoder
+	b    []byte
 	path []step
 }
 
@@ -156,114 +155,141 @@ func (w *walker) fail(sentinel error, format string, args ...any) error {
 	return errf(sentinel, w.where(), "", format, args...)
 }
 
-// walk reads one JSON value and checks it against t: objects against struct fields (each
-// once, none unknown), maps (each key once), arrays, strings, integers, and null only where
-// the type gives it a meaning (NullableText, map values that are pointers: nullOK).
-func (w *walker) walk(t reflect.Type, nullOK bool) error {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return w.fail(ErrMalformed, "invalid JSON: %v", err)
+// walk checks the JSON value at w.b[i] against t and returns the offset after it: objects
+// against struct fields (each once, none unknown), maps (each key once), arrays, strings,
+// integers, and null only where the type gives it a meaning (NullableText; map values that
+// are pointers: nullOK).
+func (w *walker) walk(i int, t reflect.Type, nullOK bool) (int, error) {
+	b := w.b
+	if i >= len(b) {
+		return i, w.fail(ErrMalformed, "invalid JSON: unexpected end")
 	}
+	c := b[i]
 	if t == nullableTextType {
-		if _, ok := tok.(string); !ok && tok != nil {
-			return w.fail(ErrMalformed, "must be a string or null")
+		switch c {
+		case '"':
+			return skipString(b, i), nil
+		case 'n':
+			return i + 4, nil
 		}
-		return nil
+		return i, w.fail(ErrMalformed, "must be a string or null")
 	}
 	if t.Kind() == reflect.Pointer {
-		if tok == nil && nullOK {
-			return nil
+		if c == 'n' && nullOK {
+			return i + 4, nil
 		}
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
-		if _, ok := tok.(string); !ok {
-			return w.fail(ErrMalformed, "must be a string")
+		if c != '"' {
+			return i, w.fail(ErrMalformed, "must be a string")
 		}
+		return skipString(b, i), nil
 	case reflect.Int:
-		n, ok := tok.(json.Number)
-		if !ok {
-			return w.fail(ErrMalformed, "must be an integer, not %s", tokenText(tok))
-		}
-		v, err := strconv.ParseInt(string(n), 10, 64)
+		end := skipValue(b, i)
+		lit := b[i:end]
+		v, err := strconv.ParseInt(string(lit), 10, 64)
 		if err != nil || v > 1<<31 || v < -(1<<31) {
-			return w.fail(ErrMalformed, "must be an integer, not %s", n)
+			return i, w.fail(ErrMalformed, "must be an integer, not %s", literal(lit))
 		}
+		return end, nil
 	case reflect.Slice:
-		if tok != json.Delim('[') {
-			return w.fail(ErrMalformed, "must be an array")
+		if c != '[' {
+			return i, w.fail(ErrMalformed, "must be an array")
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
 		}
 		w.path = append(w.path, step{})
-		for i := 0; w.dec.More(); i++ {
-			w.path[len(w.path)-1].index = i
-			if err := w.walk(t.Elem(), false); err != nil {
-				return err
+		for n := 0; ; n++ {
+			w.path[len(w.path)-1].index = n
+			var err error
+			if i, err = w.walk(i, t.Elem(), false); err != nil {
+				return i, err
 			}
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ',' {
+				break
+			}
+			i = skipSpace(b, i+1)
 		}
 		w.path = w.path[:len(w.path)-1]
-		_, _ = w.dec.Token() // ']'
-	case reflect.Map:
-		if tok != json.Delim('{') {
-			return w.fail(ErrMalformed, "must be a JSON object")
+		return i + 1, nil // ']'
+	case reflect.Map, reflect.Struct:
+		if c != '{' {
+			return i, w.fail(ErrMalformed, "must be a JSON object")
 		}
-		seen := map[string]bool{}
-		for w.dec.More() {
-			k, err := w.key()
+		var names []string
+		var seenField uint64 // bit k: struct field k was given (wire structs have fewer than 64)
+		var seenKey map[string]bool
+		if t.Kind() == reflect.Struct {
+			names = wireFields(t)
+		} else {
+			seenKey = map[string]bool{}
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		for {
+			end := skipString(b, i)
+			k, err := decodeString(b[i:end])
 			if err != nil {
-				return err
+				return i, w.fail(ErrMalformed, "invalid JSON: %v", err)
 			}
-			if seen[k] {
-				return w.fail(ErrDuplicateField, "field %q appears twice", k)
+			var ft reflect.Type
+			null := true
+			if names != nil {
+				f := slices.Index(names, k)
+				if f < 0 {
+					return i, w.fail(ErrUnknownField, "unknown field %q (allowed: %s)", k, strings.Join(names, ", "))
+				}
+				if seenField&(1<<f) != 0 {
+					return i, w.fail(ErrDuplicateField, "field %q appears twice", k)
+				}
+				seenField |= 1 << f
+				ft, null = t.Field(f).Type, false
+			} else {
+				if seenKey[k] {
+					return i, w.fail(ErrDuplicateField, "field %q appears twice", k)
+				}
+				seenKey[k] = true
+				ft = t.Elem()
 			}
-			seen[k] = true
+			i = skipSpace(b, end)
+			i = skipSpace(b, i+1) // ':'
 			w.path = append(w.path, step{key: k})
-			if err := w.walk(t.Elem(), true); err != nil {
-				return err
+			if i, err = w.walk(i, ft, null); err != nil {
+				return i, err
 			}
 			w.path = w.path[:len(w.path)-1]
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ',' {
+				break
+			}
+			i = skipSpace(b, i+1)
 		}
-		_, _ = w.dec.Token() // '}'
-	case reflect.Struct:
-		if tok != json.Delim('{') {
-			return w.fail(ErrMalformed, "must be a JSON object")
-		}
-		names := wireFields(t)
-		var seen uint64 // bit i: field i was given (wire structs have fewer than 64 fields)
-		for w.dec.More() {
-			k, err := w.key()
-			if err != nil {
-				return err
-			}
-			i := slices.Index(names, k)
-			if i < 0 {
-				return w.fail(ErrUnknownField, "unknown field %q (allowed: %s)", k, strings.Join(names, ", "))
-			}
-			if seen&(1<<i) != 0 {
-				return w.fail(ErrDuplicateField, "field %q appears twice", k)
-			}
-			seen |= 1 << i
-			w.path = append(w.path, step{key: k})
-			if err := w.walk(t.Field(i).Type, false); err != nil {
-				return err
-			}
-			w.path = w.path[:len(w.path)-1]
-		}
-		_, _ = w.dec.Token() // '}'
-	default:
-		return w.fail(ErrMalformed, "has no wire type %s", t)
+		return i + 1, nil // '}'
 	}
-	return nil
+	return i, w.fail(ErrMalformed, "has no wire type %s", t)
 }
 
-// key reads an object key.
-func (w *walker) key() (string, error) {
-	tok, err := w.dec.Token()
-	if err != nil {
-		return "", w.fail(ErrMalformed, "invalid JSON: %v", err)
+// literal shows a JSON value in a message: numbers, true, false and null as written,
+// strings quoted, objects and arrays by kind.
+func literal(lit []byte) string {
+	switch {
+	case len(lit) == 0:
+		return "nothing"
+	case lit[0] == '{':
+		return "an object"
+	case lit[0] == '[':
+		return "an array"
+	case len(lit) > 40:
+		return string(lit[:40]) + "…"
 	}
-	k, _ := tok.(string)
-	return k, nil
+	return string(lit)
 }
 
 var fieldNames sync.Map // reflect.Type -> []string
@@ -283,19 +309,4 @@ func wireFields(t reflect.Type) []string {
 	}
 	fieldNames.Store(t, out)
 	return out
-}
-
-func tokenText(tok json.Token) string {
-	switch v := tok.(type) {
-	case nil:
-		return "null"
-	case string:
-		return strconv.Quote(v)
-	case json.Delim:
-		if v == '{' {
-			return "an object"
-		}
-		return "an array"
-	}
-	return fmt.Sprint(tok)
 }
