@@ -41,7 +41,7 @@ func newWorkspace(t *testing.T, files map[string]string) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
-	return &Env{Root: root, Session: &Session{}, Mode: permission.AcceptEdits}
+	return &Env{Root: root, Session: &Session{}, Mode: permission.AcceptEdits, Edit: newHelperEditor(t)}
 }
 
 func call(t *testing.T, env *Env, tool Tool, args string, out any) error {
