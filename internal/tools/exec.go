@@ -41,7 +41,7 @@ func (a Answer) String() string {
 // Card is the approval card a person is shown: what will run, where, with which sandbox
 // profile, filesystem scope and network, and the findings that made it need approval.
 type Card struct {
-	Kind      string           `json:"kind"` // "exec_command" or "apply_patch"
+	Kind      string           `json:"kind"` // "exec_command", "apply_patch" or "undo_turn"
 	Title     string           `json:"title"`
 	Command   string           `json:"command,omitempty"`
 	Shell     string           `json:"shell,omitempty"`
