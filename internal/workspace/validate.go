@@ -60,6 +60,16 @@ var ConfigTrees = []ConfigTree{
 	{".mozilla", "browser profiles: cookies, saved passwords, extensions"},
 	{"Library", "macOS: LaunchAgents, preferences, keychains"},
 	{"bin", "programs on PATH in many login profiles"},
+	{".local/lib", "Python's user site-packages: a .pth file there runs code at every Python start"},
+	{".pyenv", "pyenv's shims and versions, on PATH"},
+	{".nvm", "nvm's script, sourced by login shells, and Node versions on PATH"},
+	{".rustup", "the Rust toolchains whose programs Cargo's proxies on PATH run"},
+	{"go/bin", "programs go install puts on PATH"},
+	{".ipython", "IPython startup scripts, run at every start"},
+	{".vim", "Vim plugins, which run code"},
+	{".emacs.d", "Emacs init files and packages, which run code"},
+	{".gradle", "Gradle init scripts, run by every build"},
+	{".oh-my-zsh", "zsh startup code, sourced by login shells"},
 }
 
 // Validation is what Validate needs to know besides the directory.
@@ -112,8 +122,15 @@ func Validate(dir string, v Validation) error {
 	}
 	if v.Home != "" {
 		for _, t := range ConfigTrees {
+			// The tree itself may be a symbolic link (dotfile managers such as GNU Stow
+			// link ~/.config into a repository): dir is resolved, so compare it with the
+			// tree's target too, or the target passes for an ordinary directory.
 			tree := filepath.Join(v.Home, t.Rel)
-			if Within(tree, dir) {
+			rt, err := filepath.EvalSymlinks(tree)
+			if err != nil {
+				rt = tree
+			}
+			if Within(tree, dir) || Within(rt, dir) {
 				return &Error{RuleConfigTree, dir, fmt.Sprintf("lies in ~/%s (%s)", t.Rel, t.Reason)}
 			}
 		}
