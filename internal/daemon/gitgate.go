@@ -24,7 +24,7 @@ const maxGatePaths = 64
 // `cd DIR && git …` are covered), with gitsafe.CheckConfigAt, and denies the command with
 // the git tools' own rule, git.config-exec, naming the setting.
 //
-// A command "may run git" when one of its words contains "git" after quote removal, or when
+// A command "may run git" when one of its words contains "git" after quote and backslash removal, or when
 // a word is only known at run time (a parameter or command substitution): fail closed, since
 // such a word can become git. A repository that cannot be read as git would is denied too.
 func gitGate(v safety.Verdict, command string, ctx safety.Context) safety.Verdict {
@@ -118,7 +118,7 @@ func commandWords(command string, dialect safety.Dialect) ([]string, bool, error
 		if !ok {
 			return true
 		}
-		s, lit := literal(w.Parts)
+		s, lit := literal(w.Parts, false)
 		if !lit {
 			dynamic = true
 		}
@@ -130,17 +130,30 @@ func commandWords(command string, dialect safety.Dialect) ([]string, bool, error
 
 // literal returns the value of word parts after quote removal, and false when a part is an
 // expansion whose value is only known at run time (its literal pieces are still returned).
-func literal(parts []syntax.WordPart) (string, bool) {
+// Unquoted literal text is expanded by the shell too: a backslash is removed (g\it is git),
+// and pathname or brace expansion (/usr/bin/gi?, /usr/bin/g[i]t, /usr/bin/{g,}it) makes a
+// word only known at run time. quoted reports that parts lie inside double quotes, where
+// neither happens.
+func literal(parts []syntax.WordPart, quoted bool) (string, bool) {
 	var b strings.Builder
 	ok := true
 	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			b.WriteString(p.Value)
+			v := p.Value
+			if !quoted {
+				v = strings.ReplaceAll(v, "\\", "")
+				if strings.ContainsAny(v, "*?[{") {
+					ok = false
+				}
+			}
+			b.WriteString(v)
 		case *syntax.SglQuoted:
+			// $'…' decodes escapes ($'\x67it' is git): only known once decoded.
+			ok = ok && !p.Dollar
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
-			s, lit := literal(p.Parts)
+			s, lit := literal(p.Parts, true)
 			b.WriteString(s)
 			ok = ok && lit
 		default:

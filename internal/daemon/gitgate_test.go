@@ -94,6 +94,11 @@ func TestRootGitConfigExec(t *testing.T) {
 		{"quoted git", "'g'\"it\" add a.txt", bad, true},
 		{"git from a variable", "g=git; $g add a.txt", bad, true},
 		{"env wrapper", "env git add a.txt", bad, true},
+		{"backslash in the name", "g\\it add a.txt", bad, true},
+		{"glob for the name", "/usr/bin/gi? add a.txt", bad, true},
+		{"bracket glob", "/usr/bin/g[i]t add a.txt", bad, true},
+		{"brace expansion", "/usr/bin/{g,}it add a.txt", bad, true},
+		{"ANSI-C quoting", "$'\\x67it' add a.txt", bad, true},
 		{"a plain repository", "git add a.txt && git status --short", good, false},
 		{"no git at all", "ls a.txt", bad, false},
 	}
