@@ -121,18 +121,8 @@ func Validate(dir string, v Validation) error {
 		}
 	}
 	if v.Home != "" {
-		for _, t := range ConfigTrees {
-			// The tree itself may be a symbolic link (dotfile managers such as GNU Stow
-			// link ~/.config into a repository): dir is resolved, so compare it with the
-			// tree's target too, or the target passes for an ordinary directory.
-			tree := filepath.Join(v.Home, t.Rel)
-			rt, err := filepath.EvalSymlinks(tree)
-			if err != nil {
-				rt = tree
-			}
-			if Within(tree, dir) || Within(rt, dir) {
-				return &Error{RuleConfigTree, dir, fmt.Sprintf("lies in ~/%s (%s)", t.Rel, t.Reason)}
-			}
+		if t := inConfigTree(dir, v.Home); t != nil {
+			return &Error{RuleConfigTree, dir, fmt.Sprintf("lies in ~/%s (%s)", t.Rel, t.Reason)}
 		}
 	}
 	for d := dir; ; d = filepath.Dir(d) {
@@ -168,6 +158,42 @@ func Validate(dir string, v Validation) error {
 		}
 	}
 	return nil
+}
+
+// inConfigTree returns the configuration tree (ConfigTrees, below home) that dir (resolved)
+// is or lies in, or nil. It compares paths, and also files: dir or a directory above it
+// that is the same directory as a tree (os.SameFile: device and inode) is in that tree, so
+// a tree reached under another name is refused as well: the target of a tree that is a
+// symbolic link (dotfile managers such as GNU Stow link ~/.config into a repository), a
+// bind mount of a tree, another letter case on a volume that folds case.
+func inConfigTree(dir, home string) *ConfigTree {
+	type tree struct {
+		t  *ConfigTree
+		fi os.FileInfo
+	}
+	var trees []tree
+	for i := range ConfigTrees {
+		t := &ConfigTrees[i]
+		p := filepath.Join(home, t.Rel)
+		if Within(p, dir) {
+			return t
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			trees = append(trees, tree{t, fi})
+		}
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			for _, t := range trees {
+				if os.SameFile(fi, t.fi) {
+					return t.t
+				}
+			}
+		}
+		if d == "/" || d == "." {
+			return nil
+		}
+	}
 }
 
 // isGitDir reports whether d looks like a Git directory: HEAD, objects and refs inside it
