@@ -18,6 +18,7 @@ import (
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/helperd"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/testenv"
@@ -171,11 +172,20 @@ func TestExtraWritablePath(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, b)
 	}
 	os.MkdirAll(h.auditDir, 0o700)
-	for path, rule := range map[string]string{h.auditDir: workspace.RuleState, filepath.Join(repo, ".git"): workspace.RuleGitDir, "/": workspace.RuleRoot} {
+	// A directory holding a repository or a control file: writable, the command would
+	// plant a hook or a task that the user's git or editor runs outside the sandbox.
+	nested := filepath.Join(t.TempDir(), "out")
+	os.MkdirAll(filepath.Join(nested, "deep", ".vscode"), 0o755)
+	for path, rule := range map[string]string{h.auditDir: workspace.RuleState, filepath.Join(repo, ".git"): workspace.RuleGitDir, "/": workspace.RuleRoot, repo: helperd.RuleExtraProtected, nested: helperd.RuleExtraProtected} {
 		res, _, _, err := h.run(t, helperclient.Operation{Command: "true", ExtraWritable: []string{path}}, approveAll)
 		if err != nil || res.Denied.GetRule() != rule {
 			t.Errorf("extra writable %s: %v %+v, want %s", path, err, res, rule)
 		}
+	}
+	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
+	h.run(t, helperclient.Operation{Command: "printf '#!/bin/sh\\ntouch pwned\\n' > " + hook, ExtraWritable: []string{repo}}, approveAll)
+	if _, err := os.Stat(hook); err == nil {
+		t.Fatalf("a command with the repository %s as extra writable path wrote its hook %s", repo, hook)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,12 +252,54 @@ func (s *Server) resolveExtraWritable(c peercred.Creds, d dirs, paths []string) 
 		if err := workspace.Validate(r, v); err != nil {
 			return nil, workspaceDenied("extra writable path", err)
 		}
+		if found, err := holdsProtected(r); err != nil || found != "" {
+			reason := fmt.Sprintf("extra writable path %s holds %s: Git metadata and agent or editor control files stay read-only, and an extra writable path has no protected paths inside it; approve a directory without them (a build or output directory)", r, found)
+			if err != nil {
+				reason = fmt.Sprintf("extra writable path %s cannot be checked for Git metadata and control files: %v", r, err)
+			}
+			return nil, &helperv1.Denied{Rule: RuleExtraProtected, Reason: reason}
+		}
 		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// RuleExtraProtected is the rule id of an extra writable path that holds Git metadata or an
+// agent or editor control file (wsfs.ProtectedComponent), or that is too large to check.
+const RuleExtraProtected = "write.extra-protected"
+
+// maxExtraEntries bounds how many entries holdsProtected looks at.
+const maxExtraEntries = 20000
+
+// holdsProtected returns the path of the first entry below dir (symbolic links not
+// followed) whose name the file tools never write (".git", ".vscode", ".mcp.json", …: see
+// wsfs.ProtectedComponent), or "" when there is none. The sandbox keeps these read-only in
+// the workspace only; made writable through an extra writable path, a .git/hooks or a
+// .vscode/tasks.json there would make the user's git or editor run what the command wrote.
+// A directory with more than maxExtraEntries entries is an error (fail closed).
+func holdsProtected(dir string) (string, error) {
+	n := 0
+	found := ""
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if n++; n > maxExtraEntries {
+			return fmt.Errorf("more than %d entries", maxExtraEntries)
+		}
+		if _, ok := wsfs.ProtectedComponent(e.Name()); ok {
+			found = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found, err
 }
 
 // Plan returns the helper's projection of one operation: see the Helper service in
