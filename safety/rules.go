@@ -43,6 +43,8 @@ var rules = map[string]rule{
 	"write.tmp":                  {Ask, "This changes files in a temporary directory outside the workspace; a person must approve it."},
 	"write.dynamic-path":         {Ask, "This changes a path only known when the command runs; write the path literally."},
 	"write.protected":            {Deny, "This changes a protected path: Git hooks or config and agent or editor control files run code or change the agent's rules, and the paths a policy lists in protected_paths are kept from the agent; edit these files by hand." + retry},
+	"write.scode-state":          {Deny, "This changes S-Code's own configuration, state or audit log (/etc/s-code, /var/log/s-code, /run/s-code, ~/.config/s-code, ~/.local/state/s-code); no command may, so a command can neither change the helpers' policy, approve for itself nor cut the record of what ran. An administrator changes them outside S-Code." + retry},
+	"redirect.scode-state":       {Deny, "This redirection writes to S-Code's own configuration, state or audit log; no command may." + retry},
 	"write.persistence":          {Deny, "This changes a file that runs code at login, on a schedule or with privileges (shell startup files, SSH keys, autostart, cron, sudoers, PAM, loader preload); such persistence is never allowed from here." + retry},
 	"write.system":               {Deny, "This changes a system directory; in a user session only the workspace may change. Admin work goes through `s-code run --root`." + retry},
 	"write.outside-workspace":    {Deny, "This changes files outside the workspace; only files inside the workspace may change. Work inside the workspace instead." + retry},
