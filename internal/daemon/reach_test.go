@@ -349,7 +349,12 @@ func TestHelpersRefuseSandboxedPeers(t *testing.T) {
 				t.Fatal(err)
 			}
 			if cred != nil {
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+				// Keep Command's attributes (the PID namespace the profile asks for, made
+				// here by root) and start the launcher as the user.
+				if cmd.SysProcAttr == nil {
+					cmd.SysProcAttr = &syscall.SysProcAttr{}
+				}
+				cmd.SysProcAttr.Credential = cred
 			}
 			out, err := cmd.CombinedOutput()
 			got := probeLines(t, string(out))

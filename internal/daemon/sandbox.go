@@ -22,10 +22,18 @@ import (
 // sandboxRunner runs each command of the user helper under the sandbox profile of its
 // workspace, through the s-code-sandbox launcher; network, and extra writable paths, only
 // as the helper's plan says (Spec.Network, Spec.ExtraWritable), which a person approved.
+// It keeps each built command's post-run check until the helper asks for it (AfterExit).
 type sandboxRunner struct {
 	r     sandbox.Runner
 	f     sandbox.Features
 	cache *profileCache
+	post  *postRuns
+}
+
+// postRuns holds the post-run check of each command built and not yet checked.
+type postRuns struct {
+	mu sync.Mutex // guards m
+	m  map[*exec.Cmd]sandbox.PostRun
 }
 
 // profileCacheTTL is how long a computed profile is reused for the same inputs: long
@@ -78,7 +86,10 @@ func (s sandboxRunner) profile(spec execrun.Spec) (sandbox.Profile, error) {
 	return p, nil
 }
 
-var _ helperd.Planner = sandboxRunner{}
+var (
+	_ helperd.Planner   = sandboxRunner{}
+	_ execrun.AfterExit = sandboxRunner{}
+)
 
 // Command implements execrun.Runner.
 // It runs the profile the plan computed (Spec.Prepared) when there is one.
@@ -90,7 +101,32 @@ func (s sandboxRunner) Command(ctx context.Context, spec execrun.Spec) (*exec.Cm
 			return nil, err
 		}
 	}
-	return s.r.CommandFor(ctx, p, spec.Dir, spec.Path, spec.Args, spec.Env)
+	cmd, check, err := s.r.CheckedCommandFor(ctx, p, spec.Dir, spec.Path, spec.Args, spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	if s.post != nil {
+		s.post.mu.Lock()
+		s.post.m[cmd] = check
+		s.post.mu.Unlock()
+	}
+	return cmd, nil
+}
+
+// AfterExit implements execrun.AfterExit: it runs cmd's post-run check (see
+// sandbox.QuarantineGit) once; a command it did not build has none.
+func (s sandboxRunner) AfterExit(cmd *exec.Cmd) ([]string, error) {
+	if s.post == nil {
+		return nil, nil
+	}
+	s.post.mu.Lock()
+	check, ok := s.post.m[cmd]
+	delete(s.post.m, cmd)
+	s.post.mu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	return check.Run()
 }
 
 // Plan implements helperd.Planner: the profile summary of spec and the environment the
@@ -159,5 +195,5 @@ func newSandbox(launcher string, host sandboxHost) (execrun.Runner, func(safety.
 		}
 	}
 	r := sandbox.Runner{Launcher: launcher, Getenv: host.getenv, Hide: hide, AllowUnconfined: !f.Confines()}
-	return sandboxRunner{r: r, f: f, cache: &profileCache{m: map[string]cachedProfile{}}}, gate, f, nil
+	return sandboxRunner{r: r, f: f, cache: &profileCache{m: map[string]cachedProfile{}}, post: &postRuns{m: map[*exec.Cmd]sandbox.PostRun{}}}, gate, f, nil
 }

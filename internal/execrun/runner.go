@@ -41,6 +41,16 @@ type Runner interface {
 	Command(ctx context.Context, spec Spec) (*exec.Cmd, error)
 }
 
+// AfterExit is implemented by a Runner that checks what a command left behind once it has
+// ended and no process of it is left: the sandbox's post-run quarantine of Git
+// configuration and indirections (internal/sandbox QuarantineGit). The helper calls it once
+// for each command the Runner built, after Process.Wait (or when the command failed to
+// start), and puts the quarantined paths (relative to the workspace) into the exit audit
+// record. An error means the check was incomplete or an entry could not be moved aside.
+type AfterExit interface {
+	AfterExit(cmd *exec.Cmd) (quarantined []string, err error)
+}
+
 // Plain runs the Spec unchanged, without a sandbox.
 type Plain struct{}
 

@@ -67,6 +67,13 @@ type Profile struct {
 	// AllowUnconfined reports whether a person approved running the command although the
 	// kernel cannot confine its file access (no Landlock). Without it the launcher refuses.
 	AllowUnconfined bool `json:"allow_unconfined,omitempty"`
+	// PIDNamespace reports whether the launcher runs as the init (pid 1) of a new PID
+	// namespace (pid_namespaces(7)), so that no process of the command outlives it: when the
+	// command's first process ends, the launcher kills the rest, and when the launcher ends
+	// (or is killed), the kernel kills every process left in the namespace. Command starts
+	// the launcher so (see LauncherSysProcAttr); a launcher asked for it that is not pid 1
+	// refuses to run the command.
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
 }
 
 // The values of Profile.Protection.
@@ -135,6 +142,9 @@ type Host struct {
 	// MountNamespace reports whether the launcher can get a private mount namespace here
 	// (see MountNamespaceUsable); it picks the profile's Protection.
 	MountNamespace bool
+	// PIDNamespace reports whether the launcher can be started as the init of a new PID
+	// namespace here (see PIDNamespaceUsable); it sets the profile's PIDNamespace.
+	PIDNamespace bool
 }
 
 // Errors returned by NewProfile and CacheRoot; match them with errors.Is.
@@ -167,11 +177,17 @@ var systemDeniedPaths = []string{
 	"/etc/ssh/ssh_host_dsa_key",
 }
 
-// gitProtectedNames are the paths in the workspace's Git directory, relative to the
-// workspace root, that stay read-only: Git hooks and config (core.fsmonitor, core.hooksPath
-// run code), and the directories where submodules and linked worktrees keep their own hooks
-// and config.
-var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".git/worktrees"}
+// gitProtectedNames returns the paths in the workspace's Git directory, relative to the
+// workspace root, that stay read-only: every entry of gitControlNames (config, hooks, info,
+// commondir, alternates, …) and the directories where submodules and linked worktrees keep
+// their own (gitNestedDirs).
+func gitProtectedNames() []string {
+	var out []string
+	for _, n := range append(slices.Clone(gitControlNames), gitNestedDirs...) {
+		out = append(out, ".git/"+n)
+	}
+	return out
+}
 
 // protectedNames returns the paths, relative to the workspace root, that stay read-only
 // inside the writable workspace: gitProtectedNames and the agent, editor and tool control
@@ -179,7 +195,7 @@ var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".
 // makes a tool outside the sandbox run code or trust a server. ShellSafety, the file tools
 // and the sandbox so protect the same names. It returns a new slice on every call.
 func protectedNames() []string {
-	return append(slices.Clone(gitProtectedNames), safety.ControlFileNames()...)
+	return append(gitProtectedNames(), safety.ControlFileNames()...)
 }
 
 // runtimeRootCandidates are the version-scoped runtime roots, relative to the home
@@ -264,6 +280,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	if h.MountNamespace {
 		p.Protection = ProtectionMountNamespace
 	}
+	p.PIDNamespace = h.PIDNamespace
 	p.Env = envChanges(p)
 	return p, nil
 }

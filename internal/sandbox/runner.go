@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // Runner builds the commands a helper runs, each under the sandbox profile of its workspace.
@@ -102,4 +103,36 @@ func (r Runner) CommandFor(ctx context.Context, p Profile, dir, path string, arg
 	}
 	cmd.Dir = cdir
 	return cmd, nil
+}
+
+// PostRun is the post-run check of one command: QuarantineGit of its workspace with the
+// mark taken just before it started. Run it once no process of the command is left (with
+// the profile's PID namespace: once the launcher has ended).
+type PostRun struct {
+	// Workspace is the canonical workspace root the command ran in.
+	Workspace string
+	// Since is the change-time mark taken before the command started (see Since).
+	Since time.Time
+	// Tag names the quarantined entries of this command (NAME.s-code-quarantine-TAG).
+	Tag string
+}
+
+// Run quarantines what the command left in the workspace's Git directories and returns the
+// workspace-relative paths moved aside (see QuarantineGit).
+func (c PostRun) Run() ([]string, error) { return QuarantineGit(c.Workspace, c.Since, c.Tag) }
+
+// CheckedCommandFor is CommandFor that also returns the command's post-run check, with its
+// mark taken after everything CommandFor prepares (the cache namespace, the Git
+// placeholders); the caller runs it (PostRun.Run) when the command has ended, and reports
+// what it quarantined.
+func (r Runner) CheckedCommandFor(ctx context.Context, p Profile, dir, path string, args, env []string) (*exec.Cmd, PostRun, error) {
+	cmd, err := r.CommandFor(ctx, p, dir, path, args, env)
+	if err != nil {
+		return nil, PostRun{}, err
+	}
+	since, err := Since(p.CacheNamespace)
+	if err != nil {
+		return nil, PostRun{}, err
+	}
+	return cmd, PostRun{Workspace: p.Workspace, Since: since, Tag: since.UTC().Format("20060102T150405.000000000Z")}, nil
 }

@@ -89,6 +89,7 @@ func New[In, Out any](spec Spec[In, Out]) (Tool, error) {
 // (they marshal themselves as text).
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[safety.Decision](): {Type: "string", Enum: []any{"allow", "ask", "deny"}},
+	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"}, // raw JSON, not the []byte it is in Go
 }
 
 // schemaFor returns the JSON schema of T's JSON encoding.

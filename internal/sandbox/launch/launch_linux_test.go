@@ -37,13 +37,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asLauncherEnv) == "1" && len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "--profile") {
-		err := Run(os.Args[1:], os.Stderr)
-		fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.Code)
-		}
-		os.Exit(ExitCannotRun)
+		os.Exit(Main(os.Args[1:], os.Stderr))
 	}
 	if p := os.Getenv(probeEnv); p != "" {
 		os.Exit(probe(p, os.Args[1:]))
@@ -613,13 +607,20 @@ func TestEscapeProneCalls(t *testing.T) {
 		{"tiocsti", nil, "errno EPERM"},
 		{"capabilities", []string{"bounding"}, "ok"},
 		{"umount", []string{filepath.Join(f.ws, ".git", "hooks")}, "errno EPERM"},
-		// Landlock ABI 6 scoping: no signals to processes outside the sandbox.
-		{"kill", []string{strconv.Itoa(os.Getpid())}, "errno EPERM"},
+		// In its own PID namespace the command cannot even name outside processes.
+		{"kill", []string{strconv.Itoa(os.Getpid())}, "errno ESRCH"},
+		// Without one, Landlock ABI 6 scoping: no signals to processes outside the sandbox.
+		{"kill-no-pidns", []string{strconv.Itoa(os.Getpid())}, "errno EPERM"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.probe, func(t *testing.T) {
-			if tt.probe == "kill" && sandbox.ProbeFeatures().LandlockABI < 6 {
+			if tt.probe == "kill-no-pidns" && sandbox.ProbeFeatures().LandlockABI < 6 {
 				t.Skip("signal scoping needs Landlock ABI 6")
+			}
+			f := *f
+			if tt.probe == "kill-no-pidns" {
+				f.profile.PIDNamespace = false
+				tt.probe = "kill"
 			}
 			if got := f.probe(t, tt.probe, tt.args...); got != tt.want {
 				t.Fatalf("probe %s = %q, want %q", tt.probe, got, tt.want)
@@ -787,7 +788,9 @@ func TestOrdinaryUser(t *testing.T) {
 				// per-entry layout and say so.
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				cmd, err := sandbox.Command(ctx, bin, f.profile, []string{"sh", "-c", `echo x > .git/hooks/pre-commit; echo x > newfile2`}, f.env)
+				p := f.profile
+				p.PIDNamespace = false // TestLauncherRefusesWithoutPIDNamespace covers it
+				cmd, err := sandbox.Command(ctx, bin, p, []string{"sh", "-c", `echo x > .git/hooks/pre-commit; echo x > newfile2`}, f.env)
 				if err != nil {
 					t.Fatal(err)
 				}

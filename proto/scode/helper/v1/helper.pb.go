@@ -2738,6 +2738,256 @@ func (x *StatusResponse) GetRunning() int32 {
 	return 0
 }
 
+// CodeModeRecord is a Code Mode program the client ran and its child calls (read-only tool
+// calls made in the client's process, not by the helper: the record says what the client
+// reported, under the peer credentials the helper read).
+type CodeModeRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace root the program read.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// program is the JavaScript text.
+	Program string       `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"`
+	Calls   []*ChildCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	// error is "code: message" of a program that was stopped or failed; empty when it returned.
+	Error    string               `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Duration *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`
+	// child_bytes is the total size of the child calls' results, in bytes.
+	ChildBytes int64 `protobuf:"varint,6,opt,name=child_bytes,json=childBytes,proto3" json:"child_bytes,omitempty"`
+	// result_bytes is the size of the returned value's JSON, in bytes.
+	ResultBytes   int64 `protobuf:"varint,7,opt,name=result_bytes,json=resultBytes,proto3" json:"result_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeModeRecord) Reset() {
+	*x = CodeModeRecord{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeModeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeModeRecord) ProtoMessage() {}
+
+func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeModeRecord.ProtoReflect.Descriptor instead.
+func (*CodeModeRecord) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *CodeModeRecord) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetCalls() []*ChildCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *CodeModeRecord) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *CodeModeRecord) GetChildBytes() int64 {
+	if x != nil {
+		return x.ChildBytes
+	}
+	return 0
+}
+
+func (x *CodeModeRecord) GetResultBytes() int64 {
+	if x != nil {
+		return x.ResultBytes
+	}
+	return 0
+}
+
+// ChildCall is one tool call a Code Mode program made.
+type ChildCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Tool  string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments is the JSON of the call's arguments (or a note of their size when large).
+	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Ok        bool   `protobuf:"varint,4,opt,name=ok,proto3" json:"ok,omitempty"`
+	// error is "code: message" of a failed call.
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// bytes is the size of the result's JSON, in bytes.
+	Bytes         int64                `protobuf:"varint,6,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Duration      *durationpb.Duration `protobuf:"bytes,7,opt,name=duration,proto3" json:"duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildCall) Reset() {
+	*x = ChildCall{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildCall) ProtoMessage() {}
+
+func (x *ChildCall) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildCall.ProtoReflect.Descriptor instead.
+func (*ChildCall) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ChildCall) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ChildCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ChildCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *ChildCall) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *ChildCall) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ChildCall) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ChildCall) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+type CodeModeRecorded struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id names the record (audit_query's request_id).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// seq is the record's sequence number in the audit log.
+	Seq           uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeModeRecorded) Reset() {
+	*x = CodeModeRecorded{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeModeRecorded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeModeRecorded) ProtoMessage() {}
+
+func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
+func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CodeModeRecorded) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CodeModeRecorded) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 var File_scode_helper_v1_helper_proto protoreflect.FileDescriptor
 
 const file_scode_helper_v1_helper_proto_rawDesc = "" +
@@ -2925,7 +3175,28 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x0epolicy_summary\x18\x04 \x01(\tR\rpolicySummary\x12$\n" +
 	"\x0eaudit_head_seq\x18\x05 \x01(\x04R\fauditHeadSeq\x12&\n" +
 	"\x0faudit_head_hash\x18\x06 \x01(\tR\rauditHeadHash\x12\x18\n" +
-	"\arunning\x18\a \x01(\x05R\arunning*<\n" +
+	"\arunning\x18\a \x01(\x05R\arunning\"\x8b\x02\n" +
+	"\x0eCodeModeRecord\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
+	"\aprogram\x18\x02 \x01(\tR\aprogram\x120\n" +
+	"\x05calls\x18\x03 \x03(\v2\x1a.scode.helper.v1.ChildCallR\x05calls\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x1f\n" +
+	"\vchild_bytes\x18\x06 \x01(\x03R\n" +
+	"childBytes\x12!\n" +
+	"\fresult_bytes\x18\a \x01(\x03R\vresultBytes\"\xc2\x01\n" +
+	"\tChildCall\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x0e\n" +
+	"\x02ok\x18\x04 \x01(\bR\x02ok\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x14\n" +
+	"\x05bytes\x18\x06 \x01(\x03R\x05bytes\x125\n" +
+	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"C\n" +
+	"\x10CodeModeRecorded\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq*<\n" +
 	"\x05Shell\x12\x15\n" +
 	"\x11SHELL_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -2976,7 +3247,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xc2\x03\n" +
+	"\tROLE_ROOT\x10\x022\x98\x04\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
@@ -2984,7 +3255,8 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"ApplyPatch\x12\".scode.helper.v1.ApplyPatchRequest\x1a#.scode.helper.v1.ApplyPatchResponse\x12C\n" +
 	"\x04Undo\x12\x1c.scode.helper.v1.UndoRequest\x1a\x1d.scode.helper.v1.UndoResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
-	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponseB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
+	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12T\n" +
+	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
 var (
 	file_scode_helper_v1_helper_proto_rawDescOnce sync.Once
@@ -2999,7 +3271,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                    // 0: scode.helper.v1.Shell
 	(Decision)(0),                 // 1: scode.helper.v1.Decision
@@ -3036,20 +3308,23 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*CheckResponse)(nil),         // 32: scode.helper.v1.CheckResponse
 	(*StatusRequest)(nil),         // 33: scode.helper.v1.StatusRequest
 	(*StatusResponse)(nil),        // 34: scode.helper.v1.StatusResponse
-	nil,                           // 35: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 36: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 38: google.protobuf.Duration
+	(*CodeModeRecord)(nil),        // 35: scode.helper.v1.CodeModeRecord
+	(*ChildCall)(nil),             // 36: scode.helper.v1.ChildCall
+	(*CodeModeRecorded)(nil),      // 37: scode.helper.v1.CodeModeRecorded
+	nil,                           // 38: scode.helper.v1.ExecStart.EnvEntry
+	nil,                           // 39: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 40: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 41: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	37, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	40, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	35, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	38, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3059,14 +3334,14 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	38, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	41, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	36, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	39, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -3077,7 +3352,7 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	37, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	40, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
 	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
 	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
 	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
@@ -3086,25 +3361,30 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
 	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	38, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	41, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
 	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	15, // 46: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	23, // 47: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	27, // 48: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
-	29, // 49: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
-	31, // 50: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	33, // 51: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	22, // 52: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 53: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 54: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	30, // 55: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	32, // 56: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	34, // 57: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	36, // 46: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
+	41, // 47: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	41, // 48: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	15, // 49: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	23, // 50: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	27, // 51: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	29, // 52: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	31, // 53: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	33, // 54: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	35, // 55: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
+	22, // 56: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	26, // 57: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	28, // 58: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	30, // 59: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	32, // 60: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	34, // 61: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	37, // 62: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	56, // [56:63] is the sub-list for method output_type
+	49, // [49:56] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -3135,7 +3415,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   28,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,12 +24,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Helper_Exec_FullMethodName       = "/scode.helper.v1.Helper/Exec"
-	Helper_Plan_FullMethodName       = "/scode.helper.v1.Helper/Plan"
-	Helper_ApplyPatch_FullMethodName = "/scode.helper.v1.Helper/ApplyPatch"
-	Helper_Undo_FullMethodName       = "/scode.helper.v1.Helper/Undo"
-	Helper_Check_FullMethodName      = "/scode.helper.v1.Helper/Check"
-	Helper_Status_FullMethodName     = "/scode.helper.v1.Helper/Status"
+	Helper_Exec_FullMethodName           = "/scode.helper.v1.Helper/Exec"
+	Helper_Plan_FullMethodName           = "/scode.helper.v1.Helper/Plan"
+	Helper_ApplyPatch_FullMethodName     = "/scode.helper.v1.Helper/ApplyPatch"
+	Helper_Undo_FullMethodName           = "/scode.helper.v1.Helper/Undo"
+	Helper_Check_FullMethodName          = "/scode.helper.v1.Helper/Check"
+	Helper_Status_FullMethodName         = "/scode.helper.v1.Helper/Status"
+	Helper_RecordCodeMode_FullMethodName = "/scode.helper.v1.Helper/RecordCodeMode"
 )
 
 // HelperClient is the client API for Helper service.
@@ -66,6 +67,10 @@ type HelperClient interface {
 	Check(ctx context.Context, in *CheckRequest, opts ...grpc.CallOption) (*CheckResponse, error)
 	// Status reports the helper's version, uptime, role, policy summary and audit head.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// RecordCodeMode writes one code_mode audit record: a Code Mode program the client ran
+	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
+	// root helper answers FAILED_PRECONDITION.
+	RecordCodeMode(ctx context.Context, in *CodeModeRecord, opts ...grpc.CallOption) (*CodeModeRecorded, error)
 }
 
 type helperClient struct {
@@ -139,6 +144,16 @@ func (c *helperClient) Status(ctx context.Context, in *StatusRequest, opts ...gr
 	return out, nil
 }
 
+func (c *helperClient) RecordCodeMode(ctx context.Context, in *CodeModeRecord, opts ...grpc.CallOption) (*CodeModeRecorded, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CodeModeRecorded)
+	err := c.cc.Invoke(ctx, Helper_RecordCodeMode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HelperServer is the server API for Helper service.
 // All implementations must embed UnimplementedHelperServer
 // for forward compatibility.
@@ -173,6 +188,10 @@ type HelperServer interface {
 	Check(context.Context, *CheckRequest) (*CheckResponse, error)
 	// Status reports the helper's version, uptime, role, policy summary and audit head.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// RecordCodeMode writes one code_mode audit record: a Code Mode program the client ran
+	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
+	// root helper answers FAILED_PRECONDITION.
+	RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error)
 	mustEmbedUnimplementedHelperServer()
 }
 
@@ -200,6 +219,9 @@ func (UnimplementedHelperServer) Check(context.Context, *CheckRequest) (*CheckRe
 }
 func (UnimplementedHelperServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedHelperServer) RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordCodeMode not implemented")
 }
 func (UnimplementedHelperServer) mustEmbedUnimplementedHelperServer() {}
 func (UnimplementedHelperServer) testEmbeddedByValue()                {}
@@ -319,6 +341,24 @@ func _Helper_Status_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Helper_RecordCodeMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CodeModeRecord)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).RecordCodeMode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_RecordCodeMode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).RecordCodeMode(ctx, req.(*CodeModeRecord))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Helper_ServiceDesc is the grpc.ServiceDesc for Helper service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -345,6 +385,10 @@ var Helper_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _Helper_Status_Handler,
+		},
+		{
+			MethodName: "RecordCodeMode",
+			Handler:    _Helper_RecordCodeMode_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
