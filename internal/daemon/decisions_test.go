@@ -277,3 +277,37 @@ func TestHelperPolicyAllow(t *testing.T) {
 		t.Fatalf("other script: %v", err)
 	}
 }
+
+// TestPathNeverWritableByTheCommand: a caller PATH entry inside one of the profile's writable
+// roots beyond the workspace (the tool cache namespace: go install puts programs in its
+// go/bin) is left out of the command's PATH, so a program one command plants there is never
+// what a later command, one approved for network included, runs by name.
+func TestPathNeverWritableByTheCommand(t *testing.T) {
+	h := startUserHelper(t)
+	_, pl, _, err := h.run(t, helperclient.Operation{Command: "true"}, nil)
+	if err != nil || pl == nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var ns string
+	for _, w := range pl.Plan.Sandbox.WritableRoots {
+		if w != h.ws {
+			ns = w
+		}
+	}
+	if ns == "" {
+		t.Fatalf("no writable root beside the workspace: %v", pl.Plan.Sandbox.WritableRoots)
+	}
+	bin := filepath.Join(ns, "go", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := bin + ":/usr/bin:/bin"
+	res, _, text, err := h.run(t, helperclient.Operation{Command: "printf '#!/bin/sh\\necho planted\\n' > " + bin + "/planted && chmod +x " + bin + "/planted", Path: path}, approveAll)
+	if err != nil || res.Status() != 0 {
+		t.Fatalf("plant: %v %+v %q", err, res, text)
+	}
+	res, pl, text, err = h.run(t, helperclient.Operation{Command: "planted || echo none", Path: path}, approveAll)
+	if err != nil || strings.Contains(text, "planted\n") || strings.Contains(pl.Plan.Path, bin) {
+		t.Fatalf("the command ran a program planted in its own writable root: %v %q PATH %s", err, text, pl.Plan.Path)
+	}
+}

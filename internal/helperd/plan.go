@@ -133,6 +133,20 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 		if sb, finalEnv, spec.Prepared, err = pl.Plan(spec); err != nil {
 			return nil, &helperv1.Denied{Rule: RuleRunnerFailed, Reason: "the helper cannot build the sandbox profile: " + err.Error()}
 		}
+		// No PATH entry the command itself may write: the profile's writable roots hold
+		// more than the workspace and the extra writable paths (the tool cache namespace,
+		// whose go/bin is where go install puts programs), and a program planted there
+		// by one command would be run by the next, also one a person approved for network.
+		if p := envValue(spec.Env, "PATH"); p != "" {
+			kept := p
+			for _, w := range sb.WritableRoots {
+				kept = dropWithin(kept, w)
+			}
+			if kept != p {
+				spec.Env = setEnv(spec.Env, "PATH", kept)
+				finalEnv = setEnv(finalEnv, "PATH", kept)
+			}
+		}
 	}
 	finalEnv = slices.Clone(finalEnv)
 	slices.Sort(finalEnv)
@@ -143,6 +157,18 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 		TimeoutMs: uint32(s.timeout(op.timeoutMs) / time.Millisecond),
 	}
 	return &planned{plan: plan, digest: plan.Digest(), outcome: permission.Decide(mode, plan), spec: spec}, nil
+}
+
+// setEnv returns a copy of env (NAME=value entries) with name's value set to value.
+func setEnv(env []string, name, value string) []string {
+	out := slices.Clone(env)
+	for i, kv := range out {
+		if strings.HasPrefix(kv, name+"=") {
+			out[i] = name + "=" + value
+			return out
+		}
+	}
+	return append(out, name+"="+value)
 }
 
 // envValue returns the value of name in env (NAME=value entries), or "".
