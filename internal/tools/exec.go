@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/redact"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -73,30 +73,33 @@ type SandboxSummary struct {
 	Network        bool     `json:"network"`
 }
 
-// Text renders the card as the lines a person reads. Every value is shown with visible
-// escapes (control characters, invisible and bidirectional Unicode, invalid UTF-8: see
-// visible), and a command of more than one line is shown as numbered, indented lines under
-// a header that gives their count, so that text chosen by the agent (a command, a
-// directory name, a finding quoting them) can neither hide what runs nor draw card lines of
-// its own ("network:   off" on a line of the command stays inside the command's block).
+// Text renders the card as the lines a person reads. Every value is redacted as the audit
+// log redacts it and shown with its visible escapes (audit.RedactText: control characters,
+// invisible and bidirectional Unicode, invalid UTF-8), and a command of more than one line
+// is shown as numbered, indented lines under a header that gives their count, so that text
+// chosen by the agent (a command, a directory name, a finding quoting them) can neither
+// hide what runs nor draw card lines of its own ("network:   off" on a line of the command
+// stays inside the command's block).
 func (c *Card) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", visible(c.Title))
+	show := audit.RedactText
+	fmt.Fprintf(&b, "%s\n", show(c.Title))
 	if c.Command != "" {
-		lines := strings.Split(c.Command, "\n")
+		var r *redact.Redactor // redaction by shape, before the lines are split
+		lines := strings.Split(r.String(c.Command), "\n")
 		if len(lines) == 1 {
-			fmt.Fprintf(&b, "command:   %s\n", visible(c.Command))
+			fmt.Fprintf(&b, "command:   %s\n", show(c.Command))
 		} else {
 			fmt.Fprintf(&b, "command:   %d lines:\n", len(lines))
 			for i, l := range lines {
-				fmt.Fprintf(&b, "  %3d | %s\n", i+1, visible(l))
+				fmt.Fprintf(&b, "  %3d | %s\n", i+1, audit.Escape(l))
 			}
 		}
-		fmt.Fprintf(&b, "cwd:       %s\n", visible(c.Cwd))
+		fmt.Fprintf(&b, "cwd:       %s\n", show(c.Cwd))
 	}
-	fmt.Fprintf(&b, "workspace: %s\n", visible(c.Workspace))
+	fmt.Fprintf(&b, "workspace: %s\n", show(c.Workspace))
 	for _, p := range c.Paths {
-		fmt.Fprintf(&b, "file:      %s\n", visible(p))
+		fmt.Fprintf(&b, "file:      %s\n", show(p))
 	}
 	if c.Command != "" {
 		net := "off"
@@ -109,52 +112,22 @@ func (c *Card) Text() string {
 		if s.Confined {
 			roots := make([]string, len(s.WritableRoots))
 			for i, r := range s.WritableRoots {
-				roots[i] = visible(r)
+				roots[i] = show(r)
 			}
 			fmt.Fprintf(&b, "sandbox:   confined; writable: %s; denied: %d paths; protected: %d paths\n", strings.Join(roots, ", "), len(s.DeniedPaths), len(s.ProtectedPaths))
 		} else {
-			fmt.Fprintf(&b, "sandbox:   NOT CONFINED: %s\n", visible(s.Reason))
+			fmt.Fprintf(&b, "sandbox:   NOT CONFINED: %s\n", show(s.Reason))
 		}
 	}
-	fmt.Fprintf(&b, "mode:      %s\n", visible(c.Mode))
+	fmt.Fprintf(&b, "mode:      %s\n", show(c.Mode))
 	if c.Digest != "" {
-		fmt.Fprintf(&b, "plan:      %s\n", visible(c.Digest))
+		fmt.Fprintf(&b, "plan:      %s\n", show(c.Digest))
 	}
 	if len(c.Rules) > 0 {
-		fmt.Fprintf(&b, "needs:     %s: %s\n", visible(strings.Join(c.Rules, ", ")), visible(c.Reason))
+		fmt.Fprintf(&b, "needs:     %s: %s\n", show(strings.Join(c.Rules, ", ")), show(c.Reason))
 	}
 	for _, f := range c.Findings {
-		fmt.Fprintf(&b, "%s %s: %s\n", f.Decision, visible(f.Rule), visible(f.Message))
-	}
-	return b.String()
-}
-
-// visible returns s with every byte or rune a reader would not see as itself replaced by a
-// Go-style escape: control characters (tab, CR, newline and ESC included), DEL, invalid
-// UTF-8, and non-printing or format runes (zero-width characters, bidirectional controls
-// such as U+202E, line and paragraph separators). Trojan Source (CVE-2021-42574) is the
-// source for the bidirectional class.
-func visible(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r < 0x80 && !unicode.IsPrint(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r)):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-		i += size
+		fmt.Fprintf(&b, "%s %s: %s\n", f.Decision, show(f.Rule), show(f.Message))
 	}
 	return b.String()
 }
