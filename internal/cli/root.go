@@ -86,6 +86,9 @@ and inspects Git through a hardened host git.`,
 		newMCPCmd(streams),
 		newStatusCmd(streams),
 		newCacheCmd(streams),
+		newMCPServersCmd(streams),
+		newTermCmd(streams),
+		newHooksCmd(streams),
 	)
 	strictCompletion(root)
 	return root

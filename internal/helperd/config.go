@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/grpc"
 	"time"
 
 	"go.uber.org/zap"
@@ -11,6 +12,7 @@ import (
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -56,6 +58,9 @@ type Config struct {
 	// Version is reported by Status.
 	Version string
 	Auditor Auditor
+	// Services registers further gRPC services on the helper's server (the user helper's
+	// Processes service); they get the same authentication, authorization and limits.
+	Services func(grpc.ServiceRegistrar)
 	// Authorize is called on every call with the peer's credentials.
 	Authorize Authorizer
 	// Runner builds each command (execrun.Plain, or the sandbox).
@@ -69,6 +74,9 @@ type Config struct {
 	Policy *safety.Policy
 	// PolicySummary is one line describing the policy, reported by Status.
 	PolicySummary string
+	// AuditExport, when not nil, returns the audit export's counts for Status; nil means
+	// the helper exports nowhere.
+	AuditExport func() *helperv1.AuditExportStatus
 	// Path is the PATH commands get (execrun.ValidatePath must accept it), before the
 	// caller's safe entries are added (execrun.MergePath).
 	Path string

@@ -84,6 +84,9 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.streamLimit, s.streamAuth),
 	)
 	helperv1.RegisterHelperServer(s.grpc, s)
+	if cfg.Services != nil {
+		cfg.Services(s.grpc)
+	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(helperv1.Helper_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -243,5 +246,13 @@ func (s *Server) Status(context.Context, *helperv1.StatusRequest) (*helperv1.Sta
 		AuditHeadSeq:  seq,
 		AuditHeadHash: hash,
 		Running:       s.running.Load(),
+		AuditExport:   s.auditExport(),
 	}, nil
+}
+
+func (s *Server) auditExport() *helperv1.AuditExportStatus {
+	if s.cfg.AuditExport == nil {
+		return nil
+	}
+	return s.cfg.AuditExport()
 }

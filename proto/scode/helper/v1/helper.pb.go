@@ -2654,7 +2654,10 @@ type StatusResponse struct {
 	AuditHeadSeq  uint64 `protobuf:"varint,5,opt,name=audit_head_seq,json=auditHeadSeq,proto3" json:"audit_head_seq,omitempty"`
 	AuditHeadHash string `protobuf:"bytes,6,opt,name=audit_head_hash,json=auditHeadHash,proto3" json:"audit_head_hash,omitempty"`
 	// running is the number of commands running now.
-	Running       int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
+	Running int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
+	// audit_export is the export of audit records to OpenTelemetry; unset when the helper
+	// exports nowhere.
+	AuditExport   *AuditExportStatus `protobuf:"bytes,8,opt,name=audit_export,json=auditExport,proto3" json:"audit_export,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2738,6 +2741,121 @@ func (x *StatusResponse) GetRunning() int32 {
 	return 0
 }
 
+func (x *StatusResponse) GetAuditExport() *AuditExportStatus {
+	if x != nil {
+		return x.AuditExport
+	}
+	return nil
+}
+
+// AuditExportStatus is the audit export's counts since the helper started (docs/audit.md).
+type AuditExportStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint is the collector's HOST:PORT; protocol is "grpc" or "http".
+	Endpoint string `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// backlog is how many records wait for export.
+	Backlog uint64 `protobuf:"varint,3,opt,name=backlog,proto3" json:"backlog,omitempty"`
+	// exported is how many records the endpoint accepted; exported_seq the seq of the last.
+	Exported    uint64 `protobuf:"varint,4,opt,name=exported,proto3" json:"exported,omitempty"`
+	ExportedSeq uint64 `protobuf:"varint,5,opt,name=exported_seq,json=exportedSeq,proto3" json:"exported_seq,omitempty"`
+	// failed is how many export attempts failed (each is retried).
+	Failed uint64 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`
+	// dropped is how many records the full queue did not take (each run is reported to the
+	// endpoint by a gap record).
+	Dropped uint64 `protobuf:"varint,7,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// last_error is the last failed attempt's error; empty when the last attempt succeeded.
+	LastError     string `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditExportStatus) Reset() {
+	*x = AuditExportStatus{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditExportStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditExportStatus) ProtoMessage() {}
+
+func (x *AuditExportStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditExportStatus.ProtoReflect.Descriptor instead.
+func (*AuditExportStatus) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AuditExportStatus) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *AuditExportStatus) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *AuditExportStatus) GetBacklog() uint64 {
+	if x != nil {
+		return x.Backlog
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetExported() uint64 {
+	if x != nil {
+		return x.Exported
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetExportedSeq() uint64 {
+	if x != nil {
+		return x.ExportedSeq
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetFailed() uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 // CodeModeRecord is a Code Mode program the client ran and its child calls (read-only tool
 // calls made in the client's process, not by the helper: the record says what the client
 // reported, under the peer credentials the helper read).
@@ -2761,7 +2879,7 @@ type CodeModeRecord struct {
 
 func (x *CodeModeRecord) Reset() {
 	*x = CodeModeRecord{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2773,7 +2891,7 @@ func (x *CodeModeRecord) String() string {
 func (*CodeModeRecord) ProtoMessage() {}
 
 func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2786,7 +2904,7 @@ func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodeModeRecord.ProtoReflect.Descriptor instead.
 func (*CodeModeRecord) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{26}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CodeModeRecord) GetWorkspace() string {
@@ -2857,7 +2975,7 @@ type ChildCall struct {
 
 func (x *ChildCall) Reset() {
 	*x = ChildCall{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2869,7 +2987,7 @@ func (x *ChildCall) String() string {
 func (*ChildCall) ProtoMessage() {}
 
 func (x *ChildCall) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2882,7 +3000,7 @@ func (x *ChildCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildCall.ProtoReflect.Descriptor instead.
 func (*ChildCall) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{27}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ChildCall) GetSeq() uint32 {
@@ -2946,7 +3064,7 @@ type CodeModeRecorded struct {
 
 func (x *CodeModeRecorded) Reset() {
 	*x = CodeModeRecorded{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2958,7 +3076,7 @@ func (x *CodeModeRecorded) String() string {
 func (*CodeModeRecorded) ProtoMessage() {}
 
 func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2971,7 +3089,7 @@ func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
 func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{28}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CodeModeRecorded) GetRequestId() string {
@@ -3167,7 +3285,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\"C\n" +
 	"\rCheckResponse\x122\n" +
 	"\averdict\x18\x01 \x01(\v2\x18.scode.helper.v1.VerdictR\averdict\"\x0f\n" +
-	"\rStatusRequest\"\x97\x02\n" +
+	"\rStatusRequest\"\xde\x02\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x121\n" +
 	"\x06uptime\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06uptime\x12)\n" +
@@ -3175,7 +3293,18 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x0epolicy_summary\x18\x04 \x01(\tR\rpolicySummary\x12$\n" +
 	"\x0eaudit_head_seq\x18\x05 \x01(\x04R\fauditHeadSeq\x12&\n" +
 	"\x0faudit_head_hash\x18\x06 \x01(\tR\rauditHeadHash\x12\x18\n" +
-	"\arunning\x18\a \x01(\x05R\arunning\"\x8b\x02\n" +
+	"\arunning\x18\a \x01(\x05R\arunning\x12E\n" +
+	"\faudit_export\x18\b \x01(\v2\".scode.helper.v1.AuditExportStatusR\vauditExport\"\xf5\x01\n" +
+	"\x11AuditExportStatus\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x18\n" +
+	"\abacklog\x18\x03 \x01(\x04R\abacklog\x12\x1a\n" +
+	"\bexported\x18\x04 \x01(\x04R\bexported\x12!\n" +
+	"\fexported_seq\x18\x05 \x01(\x04R\vexportedSeq\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\x04R\x06failed\x12\x18\n" +
+	"\adropped\x18\a \x01(\x04R\adropped\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\b \x01(\tR\tlastError\"\x8b\x02\n" +
 	"\x0eCodeModeRecord\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\tR\aprogram\x120\n" +
@@ -3271,7 +3400,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                    // 0: scode.helper.v1.Shell
 	(Decision)(0),                 // 1: scode.helper.v1.Decision
@@ -3308,23 +3437,24 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*CheckResponse)(nil),         // 32: scode.helper.v1.CheckResponse
 	(*StatusRequest)(nil),         // 33: scode.helper.v1.StatusRequest
 	(*StatusResponse)(nil),        // 34: scode.helper.v1.StatusResponse
-	(*CodeModeRecord)(nil),        // 35: scode.helper.v1.CodeModeRecord
-	(*ChildCall)(nil),             // 36: scode.helper.v1.ChildCall
-	(*CodeModeRecorded)(nil),      // 37: scode.helper.v1.CodeModeRecorded
-	nil,                           // 38: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 39: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 40: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 41: google.protobuf.Duration
+	(*AuditExportStatus)(nil),     // 35: scode.helper.v1.AuditExportStatus
+	(*CodeModeRecord)(nil),        // 36: scode.helper.v1.CodeModeRecord
+	(*ChildCall)(nil),             // 37: scode.helper.v1.ChildCall
+	(*CodeModeRecorded)(nil),      // 38: scode.helper.v1.CodeModeRecorded
+	nil,                           // 39: scode.helper.v1.ExecStart.EnvEntry
+	nil,                           // 40: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 42: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	40, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	41, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	38, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	39, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3334,14 +3464,14 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	41, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	42, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	39, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	40, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -3352,7 +3482,7 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	40, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	41, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
 	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
 	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
 	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
@@ -3361,30 +3491,31 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
 	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	41, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	42, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
 	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	36, // 46: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
-	41, // 47: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
-	41, // 48: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
-	15, // 49: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	23, // 50: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	27, // 51: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
-	29, // 52: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
-	31, // 53: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	33, // 54: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	35, // 55: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
-	22, // 56: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 57: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 58: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	30, // 59: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	32, // 60: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	34, // 61: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	37, // 62: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
-	56, // [56:63] is the sub-list for method output_type
-	49, // [49:56] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	35, // 46: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
+	37, // 47: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
+	42, // 48: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	42, // 49: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	15, // 50: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	23, // 51: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	27, // 52: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	29, // 53: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	31, // 54: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	33, // 55: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	36, // 56: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
+	22, // 57: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	26, // 58: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	28, // 59: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	30, // 60: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	32, // 61: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	34, // 62: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	38, // 63: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	57, // [57:64] is the sub-list for method output_type
+	50, // [50:57] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -3415,7 +3546,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
