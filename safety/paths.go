@@ -20,7 +20,7 @@ const (
 	pcDevTCP                       // bash's /dev/tcp and /dev/udp
 	pcOutside                      // anywhere else outside the workspace
 	pcDynamic                      // only known at run time
-	pcState                        // S-Code's own configuration, state and audit log
+	pcScodeState                   // S-Code's own configuration, state, audit log or runtime directory
 )
 
 var classSuffix = [...]string{
@@ -31,22 +31,7 @@ var classSuffix = [...]string{
 	pcSystem:      "system",
 	pcOutside:     "outside-workspace",
 	pcDynamic:     "dynamic-path",
-	pcState:       "scode-state",
-}
-
-// scodeStatePaths are S-Code's own configuration, state, runtime and audit directories
-// (workspace.StateDirs' defaults): the root helper's /etc/s-code, /var/log/s-code and
-// /run/s-code, a user's $XDG_RUNTIME_DIR/s-code, and below any home directory
-// (scodeHomeState) the user helper's state and configuration. A write there is denied in
-// every context, the root one included: a command could change the helpers' policy,
-// approve for itself, or cut and rewrite the audit log that records it.
-var scodeStatePaths = [][]string{
-	{"etc", "s-code"}, {"var", "log", "s-code"}, {"run", "s-code"}, {"library", "logs", "s-code"},
-}
-
-// scodeHomeState are S-Code's directories relative to a home directory.
-var scodeHomeState = [][]string{
-	{".config", "s-code"}, {".local", "state", "s-code"}, {"library", "application support", "s-code"},
+	pcScodeState:  "scode-state",
 }
 
 // resolve returns the absolute, cleaned path an argument names, with dyn marking run-time
@@ -264,11 +249,11 @@ func (a *analyzer) classify(p string) pathClass {
 		}
 	}
 	comps := splitPath(p)
+	if a.isScodeState(p, comps) {
+		return pcScodeState
+	}
 	if a.policyProtected(p, comps) {
 		return pcProtected
-	}
-	if a.scodeState(p, comps) {
-		return pcState
 	}
 	for _, pat := range systemPersistence {
 		if underPattern(comps, pat) {
@@ -323,38 +308,6 @@ func (a *analyzer) classify(p string) pathClass {
 		return pcSystem
 	}
 	return pcOutside
-}
-
-// scodeState reports whether the path p (components comps) is or lies in one of S-Code's
-// own directories (scodeStatePaths, scodeHomeState below the context's home, any /home or
-// /Users home, or root's).
-func (a *analyzer) scodeState(p string, comps []string) bool {
-	for _, pat := range scodeStatePaths {
-		if underPattern(comps, pat) {
-			return true
-		}
-	}
-	if len(comps) >= 4 && compMatch(comps[0], "run") && compMatch(comps[1], "user") && compMatch(comps[3], "s-code") {
-		return true // $XDG_RUNTIME_DIR/s-code: the user helper's socket
-	}
-	var rels [][]string
-	if home := a.ctx.Home; home != "" && within(p, home) && p != home {
-		rels = append(rels, splitPath(p[len(home):]))
-	}
-	if len(comps) >= 3 && (comps[0] == "home" || comps[0] == "users") {
-		rels = append(rels, comps[2:])
-	}
-	if rest, ok := rootHomeRel(comps); ok {
-		rels = append(rels, rest)
-	}
-	for _, rel := range rels {
-		for _, pat := range scodeHomeState {
-			if underPattern(rel, pat) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // rootHomeRel returns the components of a path below root's home directory (/root, or
@@ -426,7 +379,7 @@ func (a *analyzer) writeDecision(pc pathClass) (string, Decision) {
 		return "", Allow
 	case pcWorkspace, pcTmp, pcDynamic:
 		return classSuffix[pc], Ask
-	case pcProtected, pcPersistence, pcState:
+	case pcProtected, pcPersistence, pcScodeState:
 		return classSuffix[pc], Deny
 	case pcSystem, pcOutside:
 		if root {
