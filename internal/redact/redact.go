@@ -55,7 +55,18 @@ var patterns = []pattern{
 	{"url-password", []string{"://"}, regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]*:)[^/\s@'"]+@`), "${1}" + Mark + "@"},
 	{"assignment", []string{"pass", "pwd", "token", "secret", "key"}, regexp.MustCompile(`(?i)\b((?:--?)?(?:password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token)[ \t]*[=:][ \t]*)` + value), "${1}" + Mark},
 	{"password-flag", []string{"--pass", "--token", "--secret"}, regexp.MustCompile(`(?i)(--(?:password|passwd|token|secret)[ \t]+)` + value), "${1}" + Mark},
+	// An HTTP Authorization header: the credentials after the scheme (Basic, Token, Digest
+	// …; RFC 9110 11.6.2). Bearer is the pattern above.
+	{"authorization", []string{"authorization"}, regexp.MustCompile(`(?i)\b(authorization[ \t]*:[ \t]*[A-Za-z][A-Za-z0-9_-]*[ \t]+)[^\s'"]+`), "${1}" + Mark},
+	// curl's and wget's user:password (-u, --user, --proxy-user): the password.
+	{"user-password", []string{"-u", "--user", "--proxy-user"}, regexp.MustCompile(`(^|[ \t])((?:-u|--user|--proxy-user)(?:[ \t]+|=)?['"]?[^\s:'"@]+:)[^\s'"]+`), "${1}${2}" + Mark},
 }
+
+// shellAssignment is a NAME=value word (a shell assignment, export NAME=value, env
+// NAME=value): its value is a secret when the name says so (SecretName), as for the
+// environment (EnvPair). \b alone would not do: GITHUB_TOKEN holds no word boundary
+// before TOKEN, so the assignment pattern misses it.
+var shellAssignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=` + value)
 
 // Redactor replaces secrets in text: registered exact values and the secrets found by
 // shape. Its methods are safe for concurrent use. The zero value redacts by shape only.
@@ -103,6 +114,16 @@ func (r *Redactor) String(s string) string {
 			s = p.re.ReplaceAllString(s, p.repl)
 			lower = strings.ToLower(s)
 		}
+	}
+	if strings.IndexByte(s, '=') >= 0 {
+		s = shellAssignment.ReplaceAllStringFunc(s, func(m string) string {
+			i := strings.IndexByte(m, '=')
+			name := strings.TrimLeft(m[:i], " \t\n\r;&|(")
+			if !SecretName(name) || strings.HasPrefix(m[i+1:], "[REDACTED") {
+				return m
+			}
+			return m[:i+1] + MarkEnvSecret
+		})
 	}
 	return s
 }

@@ -105,7 +105,7 @@ func (r Runner) CommandFor(ctx context.Context, p Profile, dir, path string, arg
 	return cmd, nil
 }
 
-// PostRun is the post-run check of one command: QuarantineGit of its workspace with the
+// PostRun is the post-run check of one command: Quarantine of its workspace with the
 // mark taken just before it started. Run it once no process of the command is left (with
 // the profile's PID namespace: once the launcher has ended).
 type PostRun struct {
@@ -117,9 +117,9 @@ type PostRun struct {
 	Tag string
 }
 
-// Run quarantines what the command left in the workspace's Git directories and returns the
-// workspace-relative paths moved aside (see QuarantineGit).
-func (c PostRun) Run() ([]string, error) { return QuarantineGit(c.Workspace, c.Since, c.Tag) }
+// Run quarantines what the command left in the workspace's Git directories and control
+// files and returns the workspace-relative paths moved aside (see Quarantine).
+func (c PostRun) Run() ([]string, error) { return Quarantine(c.Workspace, c.Since, c.Tag) }
 
 // CheckedCommandFor is CommandFor that also returns the command's post-run check, with its
 // mark taken after everything CommandFor prepares (the cache namespace, the Git
