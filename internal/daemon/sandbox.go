@@ -76,7 +76,7 @@ func newSandbox(launcher string) (execrun.Runner, func(safety.Verdict, string, s
 	gate := func(v safety.Verdict, command string, _ safety.Context) safety.Verdict {
 		return sandbox.GateVerdict(v, command, f)
 	}
-	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines()}
+	r := sandbox.Runner{Launcher: launcher, Getenv: os.Getenv, AllowUnconfined: !f.Confines(), Cache: sandbox.NewProfileCache()}
 	return sandboxRunner{r: r, f: f}, gate, f, nil
 }
 

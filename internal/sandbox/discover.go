@@ -13,6 +13,12 @@ import (
 // toolchain and runtime roots and devices that exist on this machine. getenv reads the
 // environment (os.Getenv in production). It reads the file system but changes nothing.
 func Discover(getenv func(string) string, dir string) (Host, error) {
+	return discover(getenv, dir, MountNamespaceUsable)
+}
+
+// discover is Discover with the mount-namespace probe given (a ProfileCache's reuses its
+// answer).
+func discover(getenv func(string) string, dir string, mountNamespaceUsable func() error) (Host, error) {
 	var h Host
 	h.Home = getenv("HOME")
 	if h.Home == "" || !filepath.IsAbs(h.Home) {
@@ -56,7 +62,7 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
-	h.MountNamespace = MountNamespaceUsable() == nil
+	h.MountNamespace = mountNamespaceUsable() == nil
 	return h, nil
 }
 

@@ -24,6 +24,10 @@ type Runner struct {
 	// Set it only when every verdict is gated by GateVerdict, so that on such a machine each
 	// command reaching the runner was approved by a person who saw why.
 	AllowUnconfined bool
+	// Cache, when set, reuses the profile and the user-namespace probe between commands
+	// while what they depend on is unchanged (see ProfileCache); nil computes both for
+	// every command.
+	Cache *ProfileCache
 }
 
 // Command returns the exec.Cmd that runs path with args (args[0] is the program name) in
@@ -57,9 +61,20 @@ func (r Runner) Profile(workspace string, network bool, extraWritable, env []str
 		}
 		return ""
 	}
-	p, err := ForWorkspace(getenv, workspace, network)
-	if err != nil {
-		return Profile{}, err
+	var p Profile
+	if r.Cache == nil {
+		var err error
+		if p, err = ForWorkspace(getenv, workspace, network); err != nil {
+			return Profile{}, err
+		}
+	} else {
+		h, err := discover(getenv, workspace, r.Cache.mountNamespaceUsable)
+		if err != nil {
+			return Profile{}, err
+		}
+		if p, err = r.Cache.profile(h, network); err != nil {
+			return Profile{}, err
+		}
 	}
 	for _, w := range extraWritable {
 		if !filepath.IsAbs(w) || filepath.Clean(w) != w {

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package sandbox
+
+// usernsFingerprint is constant: outside Linux MountNamespaceUsable always refuses.
+func usernsFingerprint() string { return "" }
