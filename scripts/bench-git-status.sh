@@ -9,7 +9,7 @@ runs=${1:-30}
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/s-code" ./cmd/agent
+CGO_ENABLED=0 go build -o "$tmp/s-code" ./cmd/agent   # as `make build` builds it (STATIC_CMDS)
 
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=bench \
   GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com

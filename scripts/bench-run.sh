@@ -22,8 +22,14 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 before="$(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "load average before: $before"
-bench() { # PACKAGE REGEXP BENCHTIME
-  go test -run '^$' -count=1 -bench "$2" -benchtime="$3" "$1" | grep '^Benchmark' | tee -a "$out"
+bench() { # PACKAGE REGEXP BENCHTIME; a failing benchmark is shown and its rows stay empty
+  local log
+  log=$(mktemp)
+  if ! go test -run '^$' -count=1 -bench "$2" -benchtime="$3" "$1" > "$log" 2>&1; then
+    grep -A8 -e '--- FAIL' -e '^FAIL' "$log" | head -20 >&2
+  fi
+  grep '^Benchmark.*[0-9] [a-z]' "$log" | tee -a "$out" || true
+  rm -f "$log"
 }
 bench ./cmd/agent/ '^(BenchmarkMCPExecLatency|BenchmarkExecLatencyInProcess|BenchmarkRunLatency|BenchmarkStart)$' "${n}x"
 bench ./cmd/agent/ '^(BenchmarkRunThroughput|BenchmarkRunThroughputCLI)$' "$((n * 10))x"

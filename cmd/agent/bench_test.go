@@ -33,7 +33,9 @@ func benchHelper(b *testing.B) (sc, sock string, pid int) {
 	}
 	dir := b.TempDir()
 	for name, pkg := range map[string]string{"s-code": ".", "s-code-userhelper": "../userhelper", "s-code-sandbox": "../sandbox"} {
-		out, err := exec.Command(goTool, "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		build := exec.Command(goTool, "build", "-o", filepath.Join(dir, name), pkg)
+		build.Env = buildEnv(name)
+		out, err := build.CombinedOutput()
 		if err != nil {
 			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
@@ -60,6 +62,15 @@ func benchHelper(b *testing.B) (sc, sock string, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return filepath.Join(dir, "s-code"), sock, helper.Process.Pid
+}
+
+// buildEnv returns the environment that builds the binary name as `make build` does: the
+// client and the launcher without cgo (the Makefile's STATIC_CMDS).
+func buildEnv(name string) []string {
+	if name == "s-code" || name == "s-code-sandbox" {
+		return append(os.Environ(), "CGO_ENABLED=0")
+	}
+	return os.Environ()
 }
 
 // rssMiB returns a /proc/PID/status field (VmRSS, VmHWM) in MiB.

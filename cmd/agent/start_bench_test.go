@@ -24,7 +24,9 @@ func BenchmarkStart(b *testing.B) {
 	}
 	dir := b.TempDir()
 	sc, empty := filepath.Join(dir, "s-code"), filepath.Join(dir, "empty")
-	if out, err := exec.Command(goTool, "build", "-o", sc, ".").CombinedOutput(); err != nil {
+	scBuild := exec.Command(goTool, "build", "-o", sc, ".")
+	scBuild.Env = buildEnv("s-code")
+	if out, err := scBuild.CombinedOutput(); err != nil {
 		b.Fatalf("go build s-code: %v\n%s", err, out)
 	}
 	src := filepath.Join(dir, "emptysrc")
