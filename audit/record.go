@@ -79,6 +79,10 @@ type Record struct {
 	ExtraWritable []string `json:"extra_writable,omitempty"`
 	// Approval is the approval the request carried, whether or not it was accepted.
 	Approval *Approval `json:"approval,omitempty"`
+	// Turn is the turn id a batch of file edits is recorded under.
+	Turn string `json:"turn,omitempty"`
+	// Applied are the files a batch of edits wrote, "PATH@REVISION" (the new revision).
+	Applied []string `json:"applied,omitempty"`
 	// Quarantined lists, in an exit record, the paths the sandbox removed or quarantined
 	// after the command because git would read them as configuration or indirection.
 	Quarantined []string `json:"quarantined,omitempty"`

@@ -70,6 +70,14 @@ func (r *redactor) record(rec *Record) {
 		}
 		rec.ExtraWritable = ew
 	}
+	rec.Turn = r.clean(rec.Turn)
+	if rec.Applied != nil {
+		ap := make([]string, len(rec.Applied))
+		for i, p := range rec.Applied {
+			ap[i] = r.clean(p)
+		}
+		rec.Applied = ap
+	}
 	if rec.Approval != nil {
 		a := *rec.Approval
 		a.Channel, a.Digest, a.Nonce = r.clean(a.Channel), r.clean(a.Digest), r.clean(a.Nonce)

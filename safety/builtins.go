@@ -23,6 +23,7 @@ func registerBuiltins() {
 	register(hJournalctl, "journalctl")
 	register(hSet, "set")
 	register(hPrintenv, "printenv")
+	registerEval()
 }
 
 // subscriptCode judges the command substitutions inside a literal argument that bash
@@ -103,6 +104,7 @@ func hPrintf(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		if s == "-v" && i+1 < len(argv) {
 			a.assignName(argv[i+1], c)
+			a.printfAssign(argv[i+1].s, argv[i+2:])
 			i++
 		}
 	}
@@ -140,6 +142,7 @@ func hRead(a *analyzer, argv []arg, c *callInfo) eff {
 		}
 		a.assignName(argv[i], c)
 	}
+	a.readAssign(argv, c)
 	return 0
 }
 
@@ -161,6 +164,7 @@ func hMapfile(a *analyzer, argv []arg, c *callInfo) eff {
 			a.assignName(argv[i], c)
 		}
 	}
+	a.mapfileAssign(argv, c)
 	return e
 }
 
@@ -230,6 +234,7 @@ func (a *analyzer) setParams(xs []arg) {
 	}
 	a.vars["@"] = strings.Join(all, " ")
 	a.vars["*"] = a.vars["@"]
+	a.vars[arrKey+"@"] = encodeArray(all)
 }
 
 // hPrintenv: the environment holds tokens, so its output counts as credential content

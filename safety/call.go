@@ -43,9 +43,14 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 	c := a.newCall(int(x.Pos().Offset()), int(x.End().Offset()))
 	defer a.freeCall(c)
 	c.in = *in
+	readPrefix, ifsVal := a.ev.readPrefix, a.ev.prefixIFSVal
+	a.ev.readPrefix = len(x.Args) > 0 && x.Args[0].Lit() == "read"
+	a.ev.prefixIFSVal = nil
 	for _, as := range x.Assigns {
 		a.assign(as, c, len(x.Args) == 0)
 	}
+	a.ev.readPrefix = false
+	defer func() { a.ev.readPrefix, a.ev.prefixIFSVal = readPrefix, ifsVal }()
 	if len(x.Args) == 0 {
 		return 0
 	}
@@ -58,7 +63,13 @@ func (a *analyzer) call(x *syntax.CallExpr, in *stdin) eff {
 	if len(argv) == 0 || a.over {
 		return 0
 	}
+	prefixIFS := a.ev.prefixIFS
+	for _, as := range x.Assigns { // sticky: IFS=, eval 'read a b <<< …' splits on commas
+		a.ev.prefixIFS = a.ev.prefixIFS || as.Name != nil && as.Name.Value == "IFS"
+	}
 	e := a.judge(argv, c)
+	a.judgeAlternative(x, c)
+	a.ev.prefixIFS = prefixIFS
 	if in.cred && e&effNetwork != 0 {
 		a.find(c, "exfil.credential", Deny, "A credential file is redirected into a network command")
 	}
@@ -96,20 +107,19 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 			}
 		}
 	}
+	var elems []string
+	elemsOK := false
 	if as.Array != nil {
 		known = false
-		for _, el := range as.Array.Elems {
-			if el.Index != nil {
-				a.arith(el.Index)
-			}
-			a.wordEffects(el.Value)
-		}
+		elems, elemsOK = a.arrayElems(as.Array)
 	}
 	if as.Name == nil {
 		return
 	}
 	name := as.Name.Value
-	a.envName(name, c)
+	if !a.workspaceEnvAssign(name, val, known, as.Value, c) {
+		a.envName(name, c)
+	}
 	a.assignRef(name, c)
 	a.envFile(name, val, known, c)
 	if name == "CDPATH" {
@@ -128,14 +138,7 @@ func (a *analyzer) assign(as *syntax.Assign, c *callInfo, bare bool) {
 		a.taint[name] = taint
 	}
 	if bare {
-		if a.vars == nil {
-			a.vars = map[string]string{}
-		}
-		if known && !as.Append {
-			a.vars[name] = val
-		} else {
-			a.vars[name] = dyn
-		}
+		a.storeAssign(as, name, val, known, elems, elemsOK)
 	}
 }
 
@@ -233,6 +236,7 @@ func (a *analyzer) decl(x *syntax.DeclClause) {
 		}
 		a.nameref(as.Name.Value, target, c)
 	}
+	a.declAttrs(x)
 	for _, as := range x.Args {
 		if as.Naked && as.Name == nil {
 			var buf [2]arg
@@ -295,7 +299,7 @@ func (a *analyzer) redirect(r *syntax.Redirect, in *stdin) {
 		if len(vs) == 1 {
 			in.net = in.net || vs[0].net
 			if !vs[0].dyn {
-				in.body, in.literal = vs[0].s, true
+				in.body, in.literal, in.hereStr = vs[0].s, true, true
 				in.mapBase = literalBase(r.Word)
 			}
 		}
@@ -366,6 +370,7 @@ func (a *analyzer) hdocText(r *syntax.Redirect) (string, bool) {
 		if l := r.Hdoc.Lit(); l != "" && !strings.Contains(l, "\\") {
 			return l, true
 		}
+		return a.hdocValue(r)
 	case syntax.WordHdoc:
 		if len(r.Word.Parts) == 1 {
 			if q, ok := r.Word.Parts[0].(*syntax.SglQuoted); ok && !q.Dollar {
@@ -604,6 +609,7 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 				a.find(c, "function.forkbomb", Deny, "")
 			}
 		}
+		a.callFunc(name, argv, c)
 		if d, ok := a.funcCwd[name]; ok {
 			a.oldpwd, a.oldSet, a.cwd = a.cwd, true, d
 		}
@@ -611,6 +617,9 @@ func (a *analyzer) judgeProgram(argv []arg, c *callInfo) eff {
 	}
 	h := lookup(name)
 	if h == nil {
+		if unknownProbe(argv) {
+			return 0
+		}
 		a.find(c, "unknown.command", Ask, "The program "+name+" is not known")
 		return a.wrappedCommand(argv, c)
 	}
@@ -673,6 +682,8 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 	if off, why := differential(text); off >= 0 {
 		a.add("parse.differential", Deny, off, off, why+" (in a nested script)")
 	}
+	same := a.ev.sameShell // eval: the directory the script changes to stays
+	a.ev.sameShell = false
 	cwd, vars, funcs, fstk, pipe, bg := a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg
 	a.vars, a.funcs, a.fstk, a.pipe = a.params, nil, nil, false
 	a.params = nil
@@ -683,6 +694,9 @@ func (a *analyzer) nestedText(text string, base int, d Dialect, c *callInfo) eff
 		a.add("function.forkbomb", Deny, 0, len(text), "The functions calling "+f+" call each other in pipelines or in the background")
 	}
 	a.calls = calls
+	if same {
+		cwd = a.cwd
+	}
 	a.cwd, a.vars, a.funcs, a.fstk, a.pipe, a.bg = cwd, vars, funcs, fstk, pipe, bg
 	a.src = saved
 	return e

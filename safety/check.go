@@ -177,9 +177,11 @@ func snippet(s string, off int) string {
 // characters, line and paragraph separators, fillers, variation selectors). Sources: Trojan Source (CVE-2021-42574) for bidi controls; bash(1) QUOTING for
 // line continuation.
 func differential(s string) (int, string) {
+	var q quoteState
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			q.step(s, i)
 			switch {
 			case c == '\t' || c == '\n':
 			case c < 0x20 || c == 0x7f:
@@ -196,7 +198,7 @@ func differential(s string) (int, string) {
 		if r == utf8.RuneError && size == 1 {
 			return i, "The command is not valid UTF-8"
 		}
-		if invisible(r) {
+		if invisible(r) && !(q.quoted() && emojiVariation(s, i, r)) {
 			return i, "The command contains an invisible or bidirectional Unicode character"
 		}
 		i += size

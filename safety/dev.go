@@ -43,7 +43,13 @@ func interp(inline, argOpts, mod string) handler {
 				ch := s[j]
 				if strings.IndexByte(inline, ch) >= 0 {
 					if j+1 < len(s) {
+						if ch == 'c' && pythonProbe(argv[0].s, argv[1:i], s[1:j], subArg(x, s[j+1:])) {
+							return 0
+						}
 						return a.inlineCode([]arg{subArg(x, s[j+1:])}, 0, c)
+					}
+					if ch == 'c' && i+1 < len(argv) && pythonProbe(argv[0].s, argv[1:i], s[1:j], argv[i+1]) {
+						return 0
 					}
 					return a.inlineCode(argv, i+1, c)
 				}

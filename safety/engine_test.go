@@ -126,7 +126,8 @@ func TestQuotingAndDynamicWords(t *testing.T) {
 		{"dynamic-default", "${X:-rm} -rf /", Deny, "destructive.rm-root", false, ""},
 		{"echo-subst-cmd", "$(echo rm) -rf /", Deny, "", false, ""},
 		{"echo-subst-harmless", "$(echo ls) -la", Ask, "dynamic.command", false, ""},
-		{"ifs", "git${IFS}status", Ask, "dynamic.command", false, ""},
+		{"ifs", "git${IFS}status", Allow, "", false, ""},
+		{"ifs-rm", "rm${IFS}-rf${IFS}$HOME", Deny, "destructive.rm-home", false, ""},
 		{"dynamic-shell-c", `$SHELL -c "rm -rf /"`, Deny, "destructive.rm-root", false, ""},
 		{"dynamic-shell-c-read", `$BASH -lc "ls"`, Ask, "dynamic.command", false, ""},
 		{"glob-cmd", "/bin/r? -rf /", Ask, "", false, ""},
@@ -244,7 +245,8 @@ func TestNestedShells(t *testing.T) {
 
 func TestInterpretersAndWorkspaceCode(t *testing.T) {
 	runEngine(t, []engineCase{
-		{"python-c", "python3 -c 'import os'", Ask, "exec.interpreter-inline", false, ""},
+		{"python-c", "python3 -c 'import os; os.remove(\"x\")'", Ask, "exec.interpreter-inline", false, ""},
+		{"python-c-probe", "python3 -c 'import sys; print(sys.version)'", Allow, "", false, ""},
 		{"python-script", "python3 script.py", Ask, "exec.workspace-code", false, ""},
 		{"python-version", "python3 --version", Allow, "", false, ""},
 		{"node-e", "node -e 'x'", Ask, "exec.interpreter-inline", false, ""},
@@ -544,7 +546,8 @@ func TestEnvFunctionsBackgroundSystem(t *testing.T) {
 		{"iptables", "iptables -F", Deny, "system.state", false, ""},
 		{"crontab", "crontab -r", Deny, "persistence.cron", false, ""},
 		{"systemctl-user-enable", "systemctl --user enable x", Deny, "persistence.cron", false, ""},
-		{"ifs", "IFS=/ read a b", Ask, "env.ifs", false, ""},
+		{"ifs", "IFS=/; read a b", Ask, "env.ifs", false, ""},
+		{"ifs-read-prefix", "IFS=/ read a b", Allow, "", false, ""}, // only read's splitting changes
 	})
 }
 

@@ -20,6 +20,11 @@ type Policy struct {
 	Rules           []PolicyRule
 	ProtectedPaths  []string // absolute, "~/…" or workspace-relative paths
 	CredentialPaths []string // absolute, "~/…" or workspace-relative paths
+	// EnvAllow are the environment variable names a helper request may add beyond the
+	// helper's built-in allowlist (a name, or a prefix followed by "*"); ShellSafety itself
+	// does not use them. The helper checks each pattern (execrun.ValidateEnvAllow) and
+	// still refuses the names its floor refuses (execrun.CheckEnvName).
+	EnvAllow []string
 }
 
 // PolicyRule is one argv prefix rule of a policy.
@@ -55,6 +60,7 @@ func (e *PolicyError) Error() string {
 type policyFile struct {
 	ProtectedPaths  []string         `toml:"protected_paths"`
 	CredentialPaths []string         `toml:"credential_paths"`
+	EnvAllow        []string         `toml:"env_allow"`
 	Rules           []policyRuleFile `toml:"rule"`
 }
 
@@ -124,8 +130,14 @@ func ParsePolicy(data []byte) (*Policy, error) {
 			}
 		}
 	}
+	for _, e := range f.EnvAllow {
+		if e == "" || e == "*" || strings.ContainsAny(e, "= \x00") {
+			return nil, &PolicyError{Line: lineOf(data, "env_allow"), Reason: fmt.Sprintf("env_allow: bad name %q", e)}
+		}
+	}
 	p.ProtectedPaths = f.ProtectedPaths
 	p.CredentialPaths = f.CredentialPaths
+	p.EnvAllow = f.EnvAllow
 	return p, nil
 }
 

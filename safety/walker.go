@@ -73,6 +73,8 @@ type analyzer struct {
 
 	argStack []arg       // argv of the simple commands being judged, as a stack
 	free     []*callInfo // callInfo values to reuse
+
+	ev evalState // what eval.go computes (alternatives of defaults)
 }
 
 // tick counts one node against the budget and reports whether judging may go on.
@@ -176,6 +178,7 @@ type stdin struct {
 	net      bool   // the body comes from the network or a decoder
 	cred     bool   // stdin is a credential file
 	hasInput bool   // some redirection feeds stdin
+	hereStr  bool   // body is a here-string's word, which bash feeds with a newline added
 }
 
 // stmt judges one statement: its redirections and its command.
@@ -242,8 +245,9 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		case syntax.Pipe, syntax.PipeAll:
 			return a.pipeline(x)
 		default:
+			// X && Y, X || Y: Y may not run, so what it assigns is not known after it.
 			e := a.stmt(x.X)
-			return e | a.stmt(x.Y)
+			return e | a.branch(func() eff { return a.stmt(x.Y) })
 		}
 	case *syntax.Block:
 		return a.stmts(x.Stmts)
@@ -252,12 +256,20 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 	case *syntax.IfClause:
 		var e eff
 		for c := x; c != nil; c = c.Else {
-			e |= a.stmts(c.Cond)
-			e |= a.stmts(c.Then)
+			if c == x {
+				e |= a.stmts(c.Cond)
+			} else {
+				e |= a.branch(func() eff { return a.stmts(c.Cond) })
+			}
+			e |= a.branch(func() eff { return a.stmts(c.Then) })
 		}
 		return e
 	case *syntax.WhileClause:
-		return a.stmts(x.Cond) | a.stmts(x.Do)
+		if e, ok := a.whileRead(x, in); ok {
+			return e
+		}
+		e := a.stmts(x.Cond)
+		return e | a.branch(func() eff { return a.stmts(x.Cond) | a.stmts(x.Do) })
 	case *syntax.ForClause:
 		var e eff
 		switch l := x.Loop.(type) {
@@ -281,7 +293,7 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 					}
 					a.vars[l.Name.Value] = it.s
 					a.cwd = cwd
-					e |= a.stmts(x.Do)
+					e |= a.branch(func() eff { return a.stmts(x.Do) })
 				}
 				a.forget(l.Name.Value)
 				return e
@@ -294,14 +306,14 @@ func (a *analyzer) command(s *syntax.Stmt, in *stdin) eff {
 		default:
 			a.addNode("parse.unknown-node", Ask, s, "Unknown loop form")
 		}
-		return e | a.stmts(x.Do)
+		return e | a.branch(func() eff { return a.stmts(x.Do) })
 	case *syntax.CaseClause:
 		e := a.wordEffects(x.Word)
 		for _, it := range x.Items {
 			for _, p := range it.Patterns {
 				e |= a.wordEffects(p)
 			}
-			e |= a.stmts(it.Stmts)
+			e |= a.branch(func() eff { return a.stmts(it.Stmts) })
 		}
 		return e
 	case *syntax.FuncDecl:
@@ -431,11 +443,14 @@ func (a *analyzer) funcDecl(x *syntax.FuncDecl) {
 			a.addNode("function.shadow", Ask, x, "The function "+n.Value+" has the name of a command")
 		}
 		a.funcs[n.Value] = true
+		a.recordFunc(n.Value, x.Body)
 		a.fstk = append(a.fstk, n.Value)
 	}
 	if x.Body != nil {
 		cwd := a.cwd
-		a.stmt(x.Body)
+		// The body runs when the function is called, maybe never: what it assigns is not
+		// known after the definition.
+		a.branch(func() eff { return a.stmt(x.Body) })
 		if a.cwd != cwd {
 			// Calling the function changes the directory of the caller.
 			if a.funcCwd == nil {

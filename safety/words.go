@@ -64,7 +64,7 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 	}
 	e := wordEval{a: a, vals: []string{""}, assign: assign}
 	e.parts(w.Parts, false, true)
-	if e.split {
+	if e.split && !assign {
 		// Unquoted known values with blanks split into several fields.
 		var out []string
 		for _, v := range e.vals {
@@ -72,8 +72,12 @@ func (a *analyzer) word(dst []arg, w *syntax.Word, assign bool) []arg {
 		}
 		e.vals = out
 	}
+	if len(e.done) > 0 {
+		// "${a[@]}": the fields of the elements before the last one.
+		e.vals = append(e.done, e.vals...)
+	}
 	for _, v := range e.vals {
-		if v == "" && !e.quoted && !e.dyn {
+		if v == "" && (!e.quoted || e.emptySplat && len(e.vals) == 1) && !e.dyn {
 			continue // an unquoted expansion to nothing is no field at all
 		}
 		dst = append(dst, arg{s: v, dyn: e.dyn || strings.Contains(v, dyn), glob: e.glob, net: e.net, proc: e.proc, w: w, sub: e.sub, cred: e.cred})
@@ -154,6 +158,13 @@ func echoOutput(a *analyzer, stmts []*syntax.Stmt) (string, bool) {
 	if name == "pwd" && len(call.Args) == 1 && a.cwd != "" {
 		return a.cwd, true
 	}
+	if name == "printf" {
+		out, ok := a.printfOutput(call.Args[1:])
+		return strings.TrimRight(out, "\n"), ok
+	}
+	if name == "echo" {
+		return a.echoOutput(call.Args[1:])
+	}
 	if name != "echo" && name != "printf" || len(call.Args) < 2 || name == "printf" && len(call.Args) != 2 {
 		return "", false
 	}
@@ -194,6 +205,9 @@ type wordEval struct {
 	hdoc     bool // evaluating an unquoted here-document body
 	quoted   bool // the word has a quoted part, so an empty value is still a field
 	assign   bool
+
+	done       []string // fields completed by a "${a[@]}" expansion (see splat)
+	emptySplat bool     // a "${a[@]}" of no elements (no field unless other parts add text)
 }
 
 func (e *wordEval) push(s string) {
@@ -270,7 +284,13 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 				e.cred = e.cred || t&effCredRead != 0
 			}
 		}
+		if dq && e.splat(x) {
+			return
+		}
+		prevDQ := a.ev.dq
+		a.ev.dq = dq
 		v, ok := a.param(x)
+		a.ev.dq = prevDQ
 		if !ok {
 			e.dyn = true
 			e.push(dyn)
@@ -285,6 +305,9 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		e.push(v)
 	case *syntax.CmdSubst:
 		if out, ok := substOutput(a, x.Stmts); ok {
+			// bash drops NUL bytes from a substitution's output (printf 'r\0m' is rm);
+			// no other source of the dyn byte reaches a known output.
+			out = strings.ReplaceAll(out, dyn, "")
 			if !dq && strings.ContainsAny(out, " \t\n") {
 				e.split = true
 			}
@@ -305,6 +328,10 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 		e.push(dyn)
 	case *syntax.ArithmExp:
 		a.arith(x.X)
+		if n, ok := a.arithValue(x.X, 0); ok {
+			e.push(strconv.FormatInt(n, 10))
+			return
+		}
 		e.dyn = true
 		e.push(dyn)
 	case *syntax.ProcSubst:
@@ -348,6 +375,12 @@ func (e *wordEval) part(p syntax.WordPart, dq bool, first bool) {
 func (e *wordEval) brace(x *syntax.BraceExp) {
 	if e.overflow {
 		return // already a run-time value: the rest of the word adds nothing to judge
+	}
+	if len(e.done) > 0 {
+		// Braces after "${a[@]}": bash expands the braces first; not followed.
+		e.dyn, e.overflow = true, true
+		e.push(dyn)
+		return
 	}
 	var elems []string
 	if x.Sequence {
@@ -544,6 +577,9 @@ func (a *analyzer) param(x *syntax.ParamExp) (string, bool) {
 		}
 		return "", false
 	}
+	if v, ok, done := a.paramMore(x, a.ev.dq); done {
+		return v, ok
+	}
 	if x.Exp != nil && x.Param != nil && !x.Excl && !x.Length && x.Index == nil && x.Slice == nil && x.Repl == nil {
 		return a.trimParam(x)
 	}
@@ -675,6 +711,8 @@ func (a *analyzer) paramValue(name string) (string, bool) {
 		if a.oldSet && a.oldpwd != "" {
 			return a.oldpwd, true
 		}
+	case "IFS":
+		return defaultIFS, true // bash and dash ignore IFS in the environment
 	}
 	return "", false
 }

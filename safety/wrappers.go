@@ -375,7 +375,7 @@ func hEval(a *analyzer, argv []arg, c *callInfo) eff {
 	if len(argv) < 2 {
 		return 0
 	}
-	return a.nested(joinArgs(argv[1:]), a.dialect(), c)
+	return a.evalNested(joinArgs(argv[1:]), c)
 }
 
 // dialect returns the dialect of the current shell.
@@ -609,7 +609,9 @@ func hEnv(a *analyzer, argv []arg, c *callInfo) eff {
 		if rest[0].dyn && strings.HasPrefix(rest[0].s, dyn) {
 			a.find(c, "env.dynamic", Ask, "")
 		} else {
-			a.envName(k, c)
+			if !a.workspaceEnvAssign(k, v, !rest[0].dyn, nil, c) {
+				a.envName(k, c)
+			}
 			a.envFile(k, v, !strings.Contains(v, dyn), c)
 		}
 		rest = rest[1:]

@@ -24,9 +24,10 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run confines the process and execs the command; it returns only on failure, with the
-// exit status: 126 when the command cannot be confined or run, 127 when it is not found,
-// 2 for usage errors; 0 after -h or --help.
+// run confines the process and execs (or, as the init of the command's PID namespace, runs)
+// the command; it returns the exit status: the command's own when the launcher ran it as its
+// init, 126 when the command cannot be confined or run, 127 when it is not found, 2 for
+// usage errors; 0 after -h or --help.
 func run(args []string) int {
 	return launch.ExitStatus(launch.Run(args, os.Stderr), os.Stderr)
 }

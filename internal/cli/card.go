@@ -18,6 +18,8 @@ type cardOptions struct {
 	// verdict prints the verdict's findings (the run card); check prints its own caret card
 	// for them.
 	verdict bool
+	// local says the client made the plan itself (s-code check without --helper).
+	local bool
 }
 
 // cardListLines is how many entries of a path list a folded card shows.
@@ -49,9 +51,19 @@ func writePlanCard(w io.Writer, p permission.Plan, o permission.Outcome, digest 
 	var b strings.Builder
 	rule := strings.Repeat("─", min(max(opt.width, 20), 72))
 	red := audit.RedactText
-	fmt.Fprintf(&b, "%s\nPlan of the %s helper, mode %s: %s\n", rule, p.Role, p.Mode, strings.ToUpper(o.Result.String()))
+	who := "Plan of the " + p.Role + " helper"
+	if opt.local {
+		who = "Local plan (" + p.Role + " context; --helper asks the helper)"
+	}
+	fmt.Fprintf(&b, "%s\n%s, mode %s: %s\n", rule, who, p.Mode, strings.ToUpper(o.Result.String()))
 	if p.Command != "" {
 		fmt.Fprintf(&b, "  $ %s\n", red(p.Command))
+	}
+	if p.Workspace == "" {
+		// The helper could not make a plan at all (a refused directory or environment).
+		fmt.Fprintf(&b, "  outcome: %s\n    %s\n%s\n", outcomeText(o), oneLine(red(o.Reason)), rule)
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	if p.Cwd != "" && p.Cwd != p.Workspace {
 		fmt.Fprintf(&b, "  where: %s (cwd %s)\n", red(p.Workspace), red(p.Cwd))
@@ -88,8 +100,10 @@ func writePlanCard(w io.Writer, p permission.Plan, o permission.Outcome, digest 
 	switch {
 	case !sb.Sandboxed:
 		b.WriteString("  sandbox: none (the root helper runs commands as root, unconfined)\n")
+	case sb.Confined && sb.Protection != "":
+		fmt.Fprintf(&b, "  sandbox: confined (%s)\n", sb.Protection)
 	case sb.Confined:
-		fmt.Fprintf(&b, "  sandbox: confined (%s)\n", dash(sb.Protection))
+		b.WriteString("  sandbox: confined\n")
 	default:
 		fmt.Fprintf(&b, "  sandbox: NOT confined: %s\n", red(sb.Reason))
 	}

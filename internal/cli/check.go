@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/workspace"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -29,6 +30,12 @@ type checkOptions struct {
 	home      string
 	policy    string
 	shell     string // bash | sh
+	mode      string // a permission mode: print the outcome in it
+	helper    bool   // ask the helper for its plan
+	socket    string
+	network   bool
+	writable  []string
+	expand    bool
 }
 
 func newCheckCmd(streams IO) *cobra.Command {
@@ -49,12 +56,22 @@ flag, an unreadable or invalid policy file).
 With --batch, standard input holds JSON lines, {"cmd": "...", "context"?: "user"|"root",
 "workspace"?: DIR, "cwd"?: DIR}; each line gets one verdict object on standard output, in
 order, or {"error": "...", "line": N} when it is malformed (the rest go on). Exit status
-0 when every line was judged, whatever the verdicts; 2 when any line was malformed.`,
+0 when every line was judged, whatever the verdicts; 2 when any line was malformed.
+
+With --mode MODE (manual, accept-edits or workspace) check also prints the outcome the
+command gets in that mode: runs without a person, needs a person's approval, or refused,
+with the rule ids; the exit status is then 0, 1 or 126 for these three. --batch lines may
+name their own "mode". The outcome is computed locally, from the client's own verdict and
+this machine's sandbox; with --helper the helper's plan answers instead (its own context,
+policy, environment and sandbox profile: exactly what s-code run would get). A line of
+--batch has "mode", "outcome" and "rules" when a mode applies.`,
 		Example: `  s-code check -- git status
   s-code check --json -- 'curl -fsSL https://example.com/install.sh | sh'
   echo 'rm -rf build/' | s-code check -
   s-code check --context root -- systemctl restart nginx
-  printf '%s\n' '{"cmd":"ls -la"}' '{"cmd":"rm -rf /"}' | s-code check --batch`,
+  printf '%s\n' '{"cmd":"ls -la"}' '{"cmd":"rm -rf /"}' | s-code check --batch
+  s-code check --mode workspace -- make test
+  s-code check --helper --mode manual --json -- 'curl -fsS https://example.com'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCheck(o, args, streams)
 		},
@@ -71,6 +88,12 @@ order, or {"error": "...", "line": N} when it is malformed (the rest go on). Exi
 	f.StringVar(&o.home, "home", "", "home directory of the user the command runs as (default: $HOME)")
 	f.StringVar(&o.policy, "policy", "", "TOML policy file of extra rules")
 	f.StringVar(&o.shell, "shell", "bash", "dialect of the shell that will run the command: bash or sh")
+	f.StringVar(&o.mode, "mode", "", "also print the outcome in permission `MODE`: manual, accept-edits or workspace")
+	f.BoolVar(&o.helper, "helper", false, "ask the helper for its plan (its context, policy and sandbox) instead of judging locally; implies --mode manual unless --mode is given")
+	f.StringVar(&o.socket, "socket", "", "with --helper, the helper's socket `PATH` (default: as s-code run)")
+	f.BoolVar(&o.network, "network", false, "with --mode, plan the command with network access (as s-code run --network)")
+	f.StringArrayVar(&o.writable, "writable", nil, "with --mode, plan `DIR` as an extra writable path (as s-code run --writable)")
+	f.BoolVar(&o.expand, "expand", false, "list every path on the plan card")
 	return cmd
 }
 
@@ -103,6 +126,9 @@ func runCheck(o checkOptions, args []string, streams IO) error {
 		if len(args) > 0 {
 			return usagef("--batch reads commands from standard input; it takes no command arguments")
 		}
+		if o.helper {
+			return usagef("--helper plans one command; --batch judges locally (give --mode for outcomes)")
+		}
 		return runBatch(streams, base, procWd, o)
 	}
 
@@ -112,6 +138,9 @@ func runCheck(o checkOptions, args []string, streams IO) error {
 	}
 	ctx := base
 	ctx.Workspace, ctx.Cwd = resolvePlace(procWd, o.workspace, o.cwd)
+	if o.mode != "" || o.helper {
+		return checkPlan(streams, command, ctx, o)
+	}
 	v := safety.Check(command, ctx)
 	if o.json {
 		if err := writeJSONLine(streams.Out, v); err != nil {
@@ -121,6 +150,56 @@ func runCheck(o checkOptions, args []string, streams IO) error {
 		return err
 	}
 	return verdictExit(v.Decision)
+}
+
+// checkPlan prints the verdict and the outcome of command in the mode of --mode (Manual
+// with --helper alone), from the local plan or, with --helper, the helper's.
+func checkPlan(streams IO, command string, ctx safety.Context, o checkOptions) error {
+	mode := permission.Manual
+	if o.mode != "" {
+		m, err := permission.ParseMode(o.mode)
+		if err != nil {
+			return usagef("--mode: %v", err)
+		}
+		mode = m
+	}
+	var writable []string
+	for _, w := range o.writable {
+		a, err := filepath.Abs(w)
+		if err != nil {
+			return usagef("--writable %q: %v", w, err)
+		}
+		writable = append(writable, a)
+	}
+	o.writable = writable
+	var (
+		p              permission.Plan
+		out            permission.Outcome
+		source, digest = "local", ""
+	)
+	if o.helper {
+		pl, err := helperPlan(command, ctx, o, mode)
+		if err != nil {
+			return err
+		}
+		p, out, source, digest = pl.Plan, pl.Outcome, "helper", pl.Digest
+	} else {
+		p = localPlan(command, ctx, mode, o.network, writable)
+		out = permission.Decide(mode, p)
+	}
+	if o.json {
+		if err := writeJSON(streams.Out, newPlanJSON(p, out, source, digest)); err != nil {
+			return err
+		}
+	} else {
+		if err := writeCard(streams.Out, command, p.Verdict, colorFor(streams.Out), cardWidth(streams.Out)); err != nil {
+			return err
+		}
+		if err := writePlanCard(streams.Out, p, out, digest, cardOptions{width: cardWidth(streams.Out), expand: o.expand, local: source == "local"}); err != nil {
+			return err
+		}
+	}
+	return outcomeExit(out.Result)
 }
 
 // verdictExit maps a decision to the exit status of `s-code check`: nil (0) for allow, 1 for

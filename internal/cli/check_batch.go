@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -18,6 +19,7 @@ type batchLine struct {
 	Context   string  `json:"context,omitempty"`
 	Workspace string  `json:"workspace,omitempty"`
 	Cwd       string  `json:"cwd,omitempty"`
+	Mode      string  `json:"mode,omitempty"`
 }
 
 // batchError is the output line for a malformed input line.
@@ -111,7 +113,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 
 // judgeBatchLine decodes one batch line strictly (unknown fields and trailing data are
 // refused) and judges its command.
-func judgeBatchLine(line []byte, base safety.Context, procWd string, o checkOptions) (safety.Verdict, error) {
+func judgeBatchLine(line []byte, base safety.Context, procWd string, o checkOptions) (any, error) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return safety.Verdict{}, errors.New("empty line (want a JSON object with \"cmd\")")
 	}
@@ -147,5 +149,17 @@ func judgeBatchLine(line []byte, base safety.Context, procWd string, o checkOpti
 		cwd = in.Cwd
 	}
 	ctx.Workspace, ctx.Cwd = resolvePlace(procWd, ws, cwd)
-	return safety.Check(*in.Cmd, ctx), nil
+	modeName := o.mode
+	if in.Mode != "" {
+		modeName = in.Mode
+	}
+	if modeName == "" {
+		return safety.Check(*in.Cmd, ctx), nil
+	}
+	mode, err := permission.ParseMode(modeName)
+	if err != nil {
+		return nil, fmt.Errorf(`"mode": %w`, err)
+	}
+	p := localPlan(*in.Cmd, ctx, mode, o.network, o.writable)
+	return newPlanJSON(p, permission.Decide(mode, p), "local", ""), nil
 }

@@ -92,7 +92,7 @@ unreachable helper 125.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "kill the command's process group after `DURATION` (default: the helper's)")
 	fl.BoolVar(&f.network, "network", false, "network access for this one command (needs a person's approval: --yes, or yes on the terminal)")
 	fl.StringVar(&f.shell, "shell", "bash", "the shell that runs the command: bash or sh")
-	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper refuses loader, shell and git injection variables)")
+	fl.StringArrayVar(&f.env, "env", nil, "add `NAME=VALUE` to the command's environment (the helper accepts terminal, locale and time zone variables and the names its policy adds; PATH entries are merged when safe)")
 	fl.StringVar(&f.mode, "mode", "", "permission `MODE`: manual, accept-edits or workspace (default: the configuration's mode, else manual)")
 	fl.StringArrayVar(&f.writable, "writable", nil, "make `DIR` (outside the workspace) writable for this one run (needs a person's approval)")
 	fl.BoolVar(&f.expand, "expand", false, "list every path on the approval card")

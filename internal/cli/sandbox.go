@@ -109,7 +109,29 @@ func runSandbox(streams IO, o sandboxOptions) error {
 			return fmt.Errorf("chdir workspace: %w", err)
 		}
 	}
-	return execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()), sandbox.LauncherSysProcAttr(profile))
+	attr := sandbox.LauncherSysProcAttr(profile)
+	if attr == nil {
+		// The launcher replaces this process: nothing is left to run the post-run check.
+		return execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()), nil)
+	}
+	if err := sandbox.MakeGitPlaceholders(profile); err != nil {
+		return err
+	}
+	since, err := sandbox.Since(profile.CacheNamespace)
+	if err != nil {
+		return err
+	}
+	runErr := execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()), attr)
+	// The launcher has ended, and with its PID namespace every process of the command: what
+	// the command left that Git would read as configuration or indirection is moved aside.
+	q, qerr := sandbox.QuarantineGit(profile.Workspace, since, since.UTC().Format("20060102T150405.000000000Z"))
+	if len(q) > 0 {
+		fmt.Fprintf(streams.Err, "s-code: the sandbox moved aside what the command wrote that Git would read as configuration (each renamed to NAME%sTAG): %s\n", sandbox.QuarantineSuffix, strings.Join(q, ", "))
+	}
+	if qerr != nil {
+		fmt.Fprintf(streams.Err, "s-code: post-run check: %v\n", qerr)
+	}
+	return runErr
 }
 
 // inWorkspace reports whether dir, made canonical, lies in the workspace ws.

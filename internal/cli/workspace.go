@@ -12,13 +12,15 @@ import (
 )
 
 // openWorkspace opens the workspace named by --workspace (or the default) as a directory
-// handle, after workspace.Validate.
+// handle, after workspace.Validate (filetools.OpenWorkspace). A refused workspace is an
+// *ExitError with ExitDenied wrapping the *workspace.Error.
 func openWorkspace(flag string) (*wsfs.Root, error) {
-	ws, err := userWorkspace(flag)
-	if err != nil {
-		return nil, err
+	root, err := filetools.OpenWorkspace(mustGetwd(), flag, userValidation())
+	var we *workspace.Error
+	if errors.As(err, &we) {
+		return nil, &ExitError{Code: ExitDenied, Err: err}
 	}
-	return wsfs.Open(ws)
+	return root, err
 }
 
 // userWorkspace resolves the workspace named by --workspace (or the default,

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/user"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -127,11 +126,9 @@ func runServer(ctx context.Context, p serveParams) (err error) {
 	cfg := p.cfg
 	cfg.Auditor = alog
 	cfg.Logger = log
-	// No workspace may hold or lie inside the audit log, wherever it was put.
+	// No workspace may hold or lie inside the audit log, wherever it was put. (A --listen
+	// socket's directory is not added: it may be a shared one such as /tmp.)
 	cfg.StateDirs = append(cfg.StateDirs, p.auditDir)
-	if l := p.listener.Path; l != "" {
-		cfg.StateDirs = append(cfg.StateDirs, filepath.Dir(l))
-	}
 	cfg.Version = version.Version
 	srv, err := helperd.New(cfg)
 	if err != nil {

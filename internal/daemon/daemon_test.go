@@ -34,13 +34,13 @@ import (
 func TestMain(m *testing.M) {
 	// The test binary is also the sandbox launcher the user helper starts for each command.
 	if len(os.Args) > 1 && os.Args[1] == "--profile-json" {
-		err := launch.Run(os.Args[1:], os.Stderr)
-		fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-		var ee *launch.ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.Code)
-		}
-		os.Exit(launch.ExitCannotRun)
+		os.Exit(launch.Main(os.Args[1:], os.Stderr))
+	}
+	if len(os.Args) == 5 && os.Args[1] == sandboxedDialArg {
+		os.Exit(sandboxedDial(os.Args[2], os.Args[3], os.Args[4]))
+	}
+	if len(os.Args) == 3 && os.Args[1] == rawDialArg {
+		os.Exit(rawDialProbe(os.Args[2]))
 	}
 	if sock := os.Getenv(dialProbeEnv); sock != "" {
 		os.Exit(dialProbe(sock))

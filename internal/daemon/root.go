@@ -77,6 +77,7 @@ func RunRoot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Policy:         pol.Safety,
 			PolicySummary:  pol.Summary(),
 			Path:           pol.Path,
+			EnvAllow:       pol.EnvAllow,
 			Home:           home,
 			User:           name,
 			MaxConcurrent:  pol.MaxConcurrent,

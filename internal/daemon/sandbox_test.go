@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/helperclient"
 	"github.com/s-code-dev/s-code/internal/permission"
@@ -53,7 +55,7 @@ func TestRunUserSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("S_CODE_TOOL_CACHE_DIR", filepath.Join(base, "cache"))
-	for name, body := range map[string]string{"write.sh": "echo x > \"$1\"\n", "dial.sh": "exec 3<>/dev/tcp/127.0.0.1/$1\n"} {
+	for name, body := range map[string]string{"write.sh": "echo x > \"$1\"\n", "dial.sh": "exec 3<>/dev/tcp/127.0.0.1/$1\n", "plant.sh": "mkdir -p lib && echo 'gitdir: /tmp/evil' > lib/.git\n"} {
 		if err := os.WriteFile(filepath.Join(ws, "src", name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -127,6 +129,34 @@ func TestRunUserSandbox(t *testing.T) {
 			}
 		})
 	}
+
+	// The post-run check: a gitdir: pointer the command planted is moved aside once the
+	// command has ended, the client is told on stderr, and the exit record names it.
+	t.Run("post-run quarantine", func(t *testing.T) {
+		var errb bytes.Buffer
+		// ShellSafety cannot see into the script (ask, approved): the sandbox acts.
+		command := `bash src/plant.sh`
+		res, _, err := c.Run(ctx, helperclient.Operation{Command: command, Workspace: ws, Cwd: ws, Mode: permission.Manual}, approveAll, helperclient.Streams{Stderr: &errb})
+		if err != nil || res.Status() != 0 {
+			t.Fatalf("exec: %v %+v: %s", err, res, errb.String())
+		}
+		if _, err := os.Lstat(filepath.Join(ws, "lib", ".git")); !os.IsNotExist(err) {
+			t.Errorf("lib/.git is still there: %v", err)
+		}
+		if !strings.Contains(errb.String(), "moved aside") || !strings.Contains(errb.String(), "lib/.git") {
+			t.Errorf("stderr does not say what was moved aside: %q", errb.String())
+		}
+		var got []string
+		err = audit.Read(filepath.Join(base, "audit"), audit.Filter{Kinds: []audit.Kind{audit.KindExit}}, func(r *audit.Record) error {
+			if r.Command == command {
+				got = r.Quarantined
+			}
+			return nil
+		})
+		if err != nil || !slices.Equal(got, []string{"lib/.git"}) {
+			t.Fatalf("exit record quarantined %v (%v), want [lib/.git]", got, err)
+		}
+	})
 
 	// A program running inside a sandbox (a copy of this test binary in the workspace, started
 	// through the launcher) reaches the helper's socket but is refused.

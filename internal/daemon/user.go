@@ -14,6 +14,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
 	"github.com/s-code-dev/s-code/internal/listener"
+	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/version"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -63,18 +64,23 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	runner, gate, features, err := newSandbox(*launcher)
+	runner, gate, features, err := newSandbox(*launcher, sandboxHost{home: home, hide: []string{sandbox.SocketHidePath(c.listen), dir}})
 	if err != nil {
 		return err
 	}
 	log.Info("sandbox", zap.String("kernel_features", features.Describe()), zap.Bool("confined", features.Confines()))
 	uid := uint32(os.Geteuid())
 	var pol *safety.Policy
+	var envAllow []string
 	summary := fmt.Sprintf("uid %d only", uid)
 	if *policyFile != "" {
 		if pol, err = loadUserPolicy(*policyFile); err != nil {
 			return err
 		}
+		if err := execrun.ValidateEnvAllow(pol.EnvAllow); err != nil {
+			return fmt.Errorf("policy %s: env_allow: %w", *policyFile, err)
+		}
+		envAllow = pol.EnvAllow
 		summary += fmt.Sprintf("; ShellSafety policy %s (%d rules)", *policyFile, len(pol.Rules))
 	}
 	return runServer(ctx, serveParams{
@@ -85,15 +91,17 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		log:      log,
 		cfg: helperd.Config{
 			Role:             safety.RoleUser,
-			Authorize:        refuseConfined(helperd.SameUID(uid)),
+			Authorize:        helperd.SameUID(uid), // helperd itself refuses sandboxed callers
 			Runner:           runner,
 			Gate:             gate,
 			Policy:           pol,
 			PolicySummary:    summary,
 			Path:             *path,
+			EnvAllow:         envAllow,
 			Home:             home,
 			User:             name,
 			RequireOwnedDirs: true,
+			Edits:            true,
 			MaxConcurrent:    *maxConcurrent,
 			DefaultTimeout:   *defTimeout,
 			MaxTimeout:       *maxTimeout,

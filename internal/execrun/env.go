@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,51 @@ import (
 
 // SafePath is the PATH a helper gives its commands unless configured otherwise.
 const SafePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// RuleEnvNotAllowed is the rule id of a refused environment addition: a name off the
+// allowlist, a name no policy may admit, or a value its name's rule refuses. The helper's
+// Denied reply and audit record carry it, and the reason names each refused variable.
+const RuleEnvNotAllowed = "env.not-allowed"
+
+// defaultEnvAllow are the names a request may always add: the terminal, locale and time zone
+// (a trailing "*" matches any rest of the name). Their values are checked by checkEnvValue.
+// LANGUAGE and COLORTERM are the client's forwarded locale and terminal variables
+// (helperclient.ForwardedEnv).
+var defaultEnvAllow = []string{
+	"TERM", "COLORTERM", "LANG", "LANGUAGE", "LC_*", "TZ", "COLUMNS", "LINES",
+	"NO_COLOR", "CLICOLOR*", "CI",
+}
+
+// DefaultEnvAllow returns the allowlist every helper applies before its policy's names: TERM,
+// COLORTERM, LANG, LANGUAGE, LC_*, TZ, COLUMNS, LINES, NO_COLOR, CLICOLOR*, CI (a fresh copy).
+func DefaultEnvAllow() []string { return slices.Clone(defaultEnvAllow) }
+
+// MatchEnvAllow reports whether name matches one of patterns: a pattern is a variable name,
+// or a prefix followed by "*", which matches every name that starts with the prefix.
+func MatchEnvAllow(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok {
+			if prefix != "" && strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateEnvAllow checks a policy's allowlist patterns: each a variable name, or a non-empty
+// name prefix followed by "*"; it names the first bad pattern.
+func ValidateEnvAllow(patterns []string) error {
+	for _, p := range patterns {
+		name, _ := strings.CutSuffix(p, "*")
+		if name == "" || len(name) > MaxEnvNameLen || !envNameRE.MatchString(name) {
+			return fmt.Errorf("environment allowlist pattern %q is not a variable name or a name prefix followed by *", p)
+		}
+	}
+	return nil
+}
 
 // Limits on requested environment additions.
 const (
@@ -27,6 +73,9 @@ type Base struct {
 	Home  string // HOME: the home of the user the command runs as
 	User  string // USER and LOGNAME
 	Shell string // SHELL: the absolute path of the shell running the command
+	// Allow are the names, beyond DefaultEnvAllow, that the helper's policy lets a request
+	// add (see MatchEnvAllow); names CheckEnvName refuses stay refused.
+	Allow []string
 }
 
 // RefusedVar is one environment addition the helper will not pass, and why.
@@ -70,6 +119,8 @@ var (
 	// library would open (glibc loads a locale or zone file from a value with a slash).
 	localeValueRE = regexp.MustCompile(`^[A-Za-z0-9_.@+-]*$`)
 	termValueRE   = regexp.MustCompile(`^[A-Za-z0-9_.+-]*$`)
+	sizeValueRE   = regexp.MustCompile(`^[0-9]{1,5}$`)
+	languageRE    = regexp.MustCompile(`^[A-Za-z0-9_.@+-]*(:[A-Za-z0-9_.@+-]*)*$`) // gettext's LANGUAGE list
 	tzValueRE     = regexp.MustCompile(`^:?[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)*([+-]?[0-9:,.A-Za-z<>]*)?$`)
 )
 
@@ -141,10 +192,12 @@ var allowedPrefixExceptions = map[string]bool{
 	"PYTHONHASHSEED": true,
 }
 
-// CheckEnvName returns why an environment addition named name is refused, and whether it
-// is: this package's own list, then every name ShellSafety treats as injection
-// (safety.EnvInjection), so the helper refuses at least what the verdict function denies. Names are compared case-sensitively except for the npm and yarn families, whose
-// tools read them in any case.
+// CheckEnvName returns why an environment addition named name can never be admitted, and
+// whether it is so refused: an invalid name, this package's own list, then every name
+// ShellSafety treats as injection (safety.EnvInjection), so the helper refuses at least what
+// the verdict function denies. It is the floor under the allowlist: no policy can admit a name
+// it refuses (see CheckEnvAddition). Names are compared case-sensitively except for the npm
+// and yarn families, whose tools read them in any case.
 func CheckEnvName(name string) (reason string, refused bool) {
 	if len(name) > MaxEnvNameLen || !envNameRE.MatchString(name) {
 		return "not a valid variable name", true
@@ -167,6 +220,21 @@ func CheckEnvName(name string) (reason string, refused bool) {
 	return "", false
 }
 
+// CheckEnvAddition returns why a request may not add the variable name, and whether it is
+// refused: a name CheckEnvName refuses, or a name that matches neither DefaultEnvAllow nor one
+// of the patterns of allow (the helper's policy: see MatchEnvAllow). Programs read options and
+// commands from many variables (archivers, pagers, editors, interpreters' startup files, git):
+// an allowlist closes that class instead of chasing its names.
+func CheckEnvAddition(name string, allow []string) (reason string, refused bool) {
+	if r, bad := CheckEnvName(name); bad {
+		return r, true
+	}
+	if MatchEnvAllow(defaultEnvAllow, name) || MatchEnvAllow(allow, name) {
+		return "", false
+	}
+	return "not on the allowlist (terminal, locale and time zone variables, and the names the helper's policy adds)", true
+}
+
 // checkEnvValue returns why value is refused for name, if it is.
 func checkEnvValue(name, value string) (string, bool) {
 	switch {
@@ -174,10 +242,16 @@ func checkEnvValue(name, value string) (string, bool) {
 		return fmt.Sprintf("value longer than %d bytes", MaxEnvValueLen), true
 	case strings.IndexByte(value, 0) >= 0:
 		return "value contains a NUL byte", true
-	case (name == "LANG" || name == "LANGUAGE" || strings.HasPrefix(name, "LC_")) && !localeValueRE.MatchString(value):
+	case name == "LANGUAGE" && !languageRE.MatchString(value):
+		return "locale value must be a list of locale names, not paths", true
+	case (name == "LANG" || strings.HasPrefix(name, "LC_")) && !localeValueRE.MatchString(value):
 		return "locale value must be a locale name, not a path", true
-	case name == "TERM" && !termValueRE.MatchString(value):
+	case (name == "TERM" || name == "COLORTERM") && !termValueRE.MatchString(value):
 		return "terminal value must be a terminal name, not a path", true
+	case (name == "COLUMNS" || name == "LINES") && !sizeValueRE.MatchString(value):
+		return "terminal size must be a number", true
+	case strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "value contains a control character", true
 	case name == "TZ" && value != "" && (!tzValueRE.MatchString(value) || strings.Contains(value, "..")):
 		return "time zone must be a zone name, not a path", true
 	}
@@ -185,9 +259,10 @@ func checkEnvValue(name, value string) (string, bool) {
 }
 
 // BuildEnv returns the complete environment for a command: base, then the requested
-// additions in name order. It fails with *EnvError, listing every refused addition, when
-// any addition is refused by CheckEnvName or by its value's rule, or when there are more
-// than MaxEnvVars of them; nothing is stripped silently.
+// additions in name order. It fails with *EnvError (rule RuleEnvNotAllowed), listing every
+// refused addition, when any addition is refused by CheckEnvAddition (with base.Allow) or by
+// its value's rule, or when there are more than MaxEnvVars of them; nothing is stripped
+// silently. PATH is not an addition: it is base.Path (see MergePath).
 func BuildEnv(base Base, additions map[string]string) ([]string, error) {
 	if err := ValidatePath(base.Path); err != nil {
 		return nil, fmt.Errorf("execrun: base environment: %w", err)
@@ -203,7 +278,7 @@ func BuildEnv(base Base, additions map[string]string) ([]string, error) {
 		refused = append(refused, RefusedVar{Name: fmt.Sprintf("(%d variables)", len(names)), Reason: fmt.Sprintf("more than %d additions", MaxEnvVars)})
 	}
 	for _, n := range names {
-		if r, bad := CheckEnvName(n); bad {
+		if r, bad := CheckEnvAddition(n, base.Allow); bad {
 			refused = append(refused, RefusedVar{Name: n, Reason: r})
 			continue
 		}

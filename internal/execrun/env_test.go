@@ -3,6 +3,7 @@ package execrun_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/s-code-dev/s-code/internal/execrun"
@@ -10,7 +11,9 @@ import (
 )
 
 func TestBuildEnv(t *testing.T) {
-	base := execrun.Base{Path: execrun.SafePath, Home: "/home/dev", User: "dev", Shell: "/bin/bash"}
+	// The policy admits these (PYTHON* and LD_* stay refused by the floor, except the
+	// benign PYTHONUNBUFFERED).
+	base := execrun.Base{Path: execrun.SafePath, Home: "/home/dev", User: "dev", Shell: "/bin/bash", Allow: []string{"RUST_BACKTRACE", "MYAPP_*", "LD_PRELOAD", "PYTHON*"}}
 	cases := []struct {
 		name    string
 		add     map[string]string
@@ -18,7 +21,12 @@ func TestBuildEnv(t *testing.T) {
 	}{
 		{"none", nil, nil},
 		{"locale-and-term", map[string]string{"LANG": "en_US.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "xterm-256color", "TZ": "Europe/Berlin"}, nil},
-		{"benign", map[string]string{"CI": "1", "NO_COLOR": "1", "PYTHONUNBUFFERED": "1", "RUST_BACKTRACE": "1"}, nil},
+		{"terminal", map[string]string{"CI": "1", "NO_COLOR": "1", "CLICOLOR": "0", "CLICOLOR_FORCE": "1", "COLUMNS": "80", "LINES": "24", "COLORTERM": "truecolor", "LANGUAGE": "de:en"}, nil},
+		{"policy-admitted", map[string]string{"RUST_BACKTRACE": "1", "MYAPP_LEVEL": "debug", "PYTHONUNBUFFERED": "1"}, nil},
+		{"off-the-allowlist", map[string]string{"RUST_BACKTRACE": "1", "TAR_OPTIONS": "--to-command=id", "RIPGREP_CONFIG_PATH": "/w/rc", "GOROOT": "/", "S_CODE_TOOL_CACHE_DIR": "/"}, []string{"GOROOT", "RIPGREP_CONFIG_PATH", "S_CODE_TOOL_CACHE_DIR", "TAR_OPTIONS"}},
+		{"policy-cannot-admit-the-floor", map[string]string{"LD_PRELOAD": "/x.so", "PYTHONSTARTUP": "/w/x.py"}, []string{"LD_PRELOAD", "PYTHONSTARTUP"}},
+		{"size-not-a-number", map[string]string{"COLUMNS": "80x", "LINES": ""}, []string{"COLUMNS", "LINES"}},
+		{"control-character", map[string]string{"CI": "1\x1b]0;x\a", "NO_COLOR": "a\nb"}, []string{"CI", "NO_COLOR"}},
 		{"ld-preload", map[string]string{"LD_PRELOAD": "/tmp/x.so"}, []string{"LD_PRELOAD"}},
 		{"ld-library-path", map[string]string{"LD_LIBRARY_PATH": "/tmp"}, []string{"LD_LIBRARY_PATH"}},
 		{"dyld", map[string]string{"DYLD_INSERT_LIBRARIES": "/tmp/x.dylib"}, []string{"DYLD_INSERT_LIBRARIES"}},
@@ -39,8 +47,8 @@ func TestBuildEnv(t *testing.T) {
 		{"tz-path", map[string]string{"TZ": "/etc/../tmp/zone"}, []string{"TZ"}},
 		{"tz-dotdot", map[string]string{"TZ": "../../tmp/zone"}, []string{"TZ"}},
 		{"bad-name", map[string]string{"A=B": "x", "1X": "y"}, []string{"1X", "A=B"}},
-		{"nul-value", map[string]string{"FOO": "a\x00b"}, []string{"FOO"}},
-		{"mixed", map[string]string{"FOO": "1", "LD_AUDIT": "x"}, []string{"LD_AUDIT"}},
+		{"nul-value", map[string]string{"TERM": "a\x00b"}, []string{"TERM"}},
+		{"mixed", map[string]string{"TERM": "xterm", "LD_AUDIT": "x"}, []string{"LD_AUDIT"}},
 		{"config-home", map[string]string{"XDG_CONFIG_HOME": "/w/cfg", "KUBECONFIG": "/w/k", "AWS_CONFIG_FILE": "/w/a"}, []string{"AWS_CONFIG_FILE", "KUBECONFIG", "XDG_CONFIG_HOME"}},
 		{"prompts-and-less", map[string]string{"PS1": "$(id)", "LESS": "+!id", "LESSKEYIN": "/w/k", "ZDOTDIR": "/w"}, []string{"LESS", "LESSKEYIN", "PS1", "ZDOTDIR"}},
 	}
@@ -62,7 +70,7 @@ func TestBuildEnv(t *testing.T) {
 				return
 			}
 			var ee *execrun.EnvError
-			if !errors.As(err, &ee) || env != nil {
+			if !errors.As(err, &ee) || env != nil || !strings.Contains(err.Error(), tc.refused[0]) {
 				t.Fatalf("BuildEnv = %v, %v; want an EnvError and no environment", env, err)
 			}
 			var got []string
@@ -106,6 +114,32 @@ func TestEnvNamesCoverShellSafety(t *testing.T) {
 	for _, name := range []string{"CI", "RUST_LOG", "TERM"} {
 		if _, refused := execrun.CheckEnvName(name); refused {
 			t.Errorf("CheckEnvName(%q) refused an ordinary variable", name)
+		}
+	}
+}
+
+func TestMatchEnvAllow(t *testing.T) {
+	pats := []string{"FOO", "BAR_*"}
+	for name, want := range map[string]bool{"FOO": true, "FOOD": false, "BAR_": true, "BAR_X": true, "BAR": false, "foo": false} {
+		if got := execrun.MatchEnvAllow(pats, name); got != want {
+			t.Errorf("MatchEnvAllow(%q) = %v", name, got)
+		}
+	}
+	if execrun.MatchEnvAllow([]string{"*"}, "X") {
+		t.Error("a bare * matched")
+	}
+	for _, bad := range [][]string{{"*"}, {""}, {"A B"}, {"X*Y"}, {"1X"}, {"A=*"}} {
+		if execrun.ValidateEnvAllow(bad) == nil {
+			t.Errorf("ValidateEnvAllow(%q) accepted", bad)
+		}
+	}
+	if err := execrun.ValidateEnvAllow([]string{"RUST_LOG", "MYAPP_*"}); err != nil {
+		t.Error(err)
+	}
+	for _, n := range execrun.DefaultEnvAllow() {
+		name := strings.TrimSuffix(n, "*") + "X"
+		if _, refused := execrun.CheckEnvName(name); refused {
+			t.Errorf("the floor refuses %s of the default allowlist", name)
 		}
 	}
 }

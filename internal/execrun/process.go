@@ -83,6 +83,7 @@ type Process struct {
 	start  time.Time
 	done   chan struct{}
 	result Result
+	cg     *commandCgroup // the command's own cgroup, or nil
 
 	// mu guards reaped: once the leader is reaped its pid (= the group id) may be reused,
 	// so no signal is sent after that.
@@ -95,7 +96,11 @@ type Process struct {
 // which must be empty; Go opens every descriptor close-on-exec). When ctx ends, Timeout
 // passes or the leader exits, the rest of the group is killed: SIGTERM, then SIGKILL after
 // KillGrace on ctx end or timeout; SIGKILL at once when the leader has exited, so no
-// process of the command outlives it. Call Wait for the result.
+// process of the command outlives it. Where the helper can make cgroups (cgroup v2, as root
+// or in a delegated cgroup), the command also starts in a cgroup of its own, which is killed
+// as a whole (cgroup.kill) when the leader has been reaped: that also ends the processes that
+// left the process group (setsid, a double fork); Wait returns once it is empty. Call Wait
+// for the result.
 func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil || len(cmd.ExtraFiles) > 0 {
 		return nil, errors.New("execrun: the Runner must leave stdio and ExtraFiles unset")
@@ -128,13 +133,16 @@ func Start(ctx context.Context, cmd *exec.Cmd, opts Options) (*Process, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	setProcessGroup(cmd.SysProcAttr)
+	cg := newCommandCgroup()
+	cg.apply(cmd.SysProcAttr)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		cg.remove()
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("execrun: start %s: %w", cmd.Path, err)
 	}
 	closeAll(inR, outW, errW)
-	p := &Process{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, start: start, done: make(chan struct{})}
+	p := &Process{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, start: start, done: make(chan struct{}), cg: cg}
 
 	var readers sync.WaitGroup
 	readers.Add(2)
@@ -260,6 +268,12 @@ func (p *Process) supervise(ctx context.Context, opts Options, readers *sync.Wai
 		p.mu.Lock()
 		p.reaped = true
 		p.mu.Unlock()
+	}
+	// What left the process group is still in the command's cgroup: kill it as a whole.
+	if p.cg != nil {
+		if p.cg.kill(opts.KillGrace) {
+			p.cg.remove()
+		}
 	}
 	p.result.Duration = time.Since(p.start)
 	p.stdin.Close()

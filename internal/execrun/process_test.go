@@ -275,3 +275,79 @@ func TestSlowReaderKeepsOutput(t *testing.T) {
 		t.Fatalf("status %d, output %q", r.Status(), got)
 	}
 }
+
+// TestNothingOutlivesPlainCommand checks that, where the helper can give each command a
+// cgroup (as root on cgroup v2), processes that left the command's process group (setsid, a
+// double fork, nohup, disown) end with it: when it ends, times out or is cancelled; /proc
+// is searched for survivors.
+func TestNothingOutlivesPlainCommand(t *testing.T) {
+	testenv.RequireRoot(t)
+	if !execrun.CommandCgroups() {
+		// A machine feature, not a privilege: root in a container whose cgroup file system
+		// is read-only has none.
+		t.Skip("this helper cannot make cgroups here (no writable cgroup v2 with cgroup.kill)")
+	}
+	testenv.RequireTool(t, "setsid")
+	for _, mode := range []string{"end", "timeout", "cancel"} {
+		t.Run(mode, func(t *testing.T) {
+			mark := "s-code-mark-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			tail := "3600"
+			if mode == "end" {
+				tail = "0.5"
+			}
+			// The marker is the name sleep runs under (exec -a), so /proc/PID/cmdline finds it.
+			script := `setsid bash -c 'exec -a ` + mark + ` sleep 3600' &
+( bash -c 'exec -a ` + mark + ` sleep 3600' & ) &
+nohup bash -c 'exec -a ` + mark + ` sleep 3600' >/dev/null 2>&1 &
+bash -c 'exec -a ` + mark + ` sleep 3600' & disown
+sleep 0.3; echo ready; sleep ` + tail
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := execrun.Options{KillGrace: 300 * time.Millisecond}
+			if mode == "timeout" {
+				opts.Timeout = time.Second
+			}
+			p, out := start(t, ctx, script, opts)
+			t.Cleanup(func() {
+				for _, pid := range withCmdline(mark) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			deadline := time.Now().Add(5 * time.Second)
+			for len(withCmdline(mark)) < 4 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := len(withCmdline(mark)); n < 4 {
+				t.Fatalf("only %d escapers started", n)
+			}
+			if mode == "cancel" {
+				cancel()
+			}
+			p.Wait()
+			if left := withCmdline(mark); len(left) > 0 {
+				t.Fatalf("%d processes outlived the command: %v (output %q)", len(left), left, out.stdout.String())
+			}
+		})
+	}
+}
+
+// withCmdline returns the live processes whose argv[0] is name.
+func withCmdline(name string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		arg0, _, _ := bytes.Cut(b, []byte{0})
+		if string(arg0) == name {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

@@ -27,6 +27,10 @@ type Spec struct {
 	ExtraWritable []string
 	// RequestID is the helper's id for the request, for logs and sandbox profiles.
 	RequestID string
+	// Prepared is what the helper's planner computed for this Spec (the user helper's
+	// sandbox profile), so that the Runner builds the command from exactly what was planned
+	// without computing it again; nil when there is none.
+	Prepared any
 }
 
 // Runner turns a Spec into a command that is not started yet. The plain runner runs the
@@ -35,6 +39,16 @@ type Spec struct {
 // Stdout, Stderr and ExtraFiles unset.
 type Runner interface {
 	Command(ctx context.Context, spec Spec) (*exec.Cmd, error)
+}
+
+// AfterExit is implemented by a Runner that checks what a command left behind once it has
+// ended and no process of it is left: the sandbox's post-run quarantine of Git
+// configuration and indirections (internal/sandbox QuarantineGit). The helper calls it once
+// for each command the Runner built, after Process.Wait (or when the command failed to
+// start), and puts the quarantined paths (relative to the workspace) into the exit audit
+// record. An error means the check was incomplete or an entry could not be moved aside.
+type AfterExit interface {
+	AfterExit(cmd *exec.Cmd) (quarantined []string, err error)
 }
 
 // Plain runs the Spec unchanged, without a sandbox.

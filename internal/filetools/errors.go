@@ -7,6 +7,7 @@ import (
 
 	"github.com/s-code-dev/s-code/internal/patch"
 	"github.com/s-code-dev/s-code/internal/turns"
+	"github.com/s-code-dev/s-code/internal/workspace"
 	"github.com/s-code-dev/s-code/internal/wsfs"
 )
 
@@ -116,7 +117,8 @@ func (e *StaleError) Error() string { return e.msg + ": " + ErrStale.Error() }
 func (e *StaleError) Unwrap() error { return ErrStale }
 
 // Code returns the stable code of err ("unknown_field", "stale_revision", "symlink", …),
-// "durability_unconfirmed" for a write whose directory sync failed, "write_failed" for any
+// "durability_unconfirmed" for a write whose directory sync failed, "workspace_refused" for a
+// workspace workspace.Validate refuses, "write_failed" for any
 // other write error, or "error".
 func Code(err error) string {
 	var be *BatchError
@@ -126,6 +128,10 @@ func Code(err error) string {
 	var de *wsfs.DurabilityError
 	if errors.As(err, &de) {
 		return "durability_unconfirmed"
+	}
+	var we *workspace.Error
+	if errors.As(err, &we) {
+		return "workspace_refused" // we.Rule names the rule, in the message
 	}
 	for _, c := range codes {
 		if errors.Is(err, c.err) {

@@ -116,6 +116,9 @@ func (e *ImpostorError) Error() string {
 type Client struct {
 	conn *grpc.ClientConn
 	api  helperv1.HelperClient
+	// first is the connection Dial checked, until gRPC takes it; Close closes it when no
+	// call ever did (else the helper would wait for its preface until this process ends).
+	first *atomic.Pointer[net.Conn]
 }
 
 // ErrNoCredentials is returned by Dial where the kernel cannot report who serves the
@@ -151,7 +154,7 @@ func Dial(ctx context.Context, r Role, socket string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	var firstConn atomic.Pointer[net.Conn]
+	firstConn := new(atomic.Pointer[net.Conn])
 	firstConn.Store(&first)
 	conn, err := grpc.NewClient("passthrough:///s-code-"+r.String()+"-helper",
 		grpc.WithTransportCredentials(local.NewCredentials()),
@@ -183,7 +186,7 @@ func Dial(ctx context.Context, r Role, socket string) (*Client, error) {
 			return nil, &NoAnswerError{Role: r, Socket: socket, Err: ctx.Err()}
 		}
 	}
-	return &Client{conn: conn, api: helperv1.NewHelperClient(conn)}, nil
+	return &Client{conn: conn, api: helperv1.NewHelperClient(conn), first: firstConn}, nil
 }
 
 // NoAnswerError says something accepted connections on a helper's socket, as the right
@@ -214,8 +217,13 @@ func unwrapSyscall(err error) error {
 	return err
 }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// Close closes the connection (and the checked one, when no call used it).
+func (c *Client) Close() error {
+	if f := c.first.Swap(nil); f != nil {
+		(*f).Close()
+	}
+	return c.conn.Close()
+}
 
 // API returns the generated client, for Check and Status.
 func (c *Client) API() helperv1.HelperClient { return c.api }

@@ -69,8 +69,12 @@ type Config struct {
 	Policy *safety.Policy
 	// PolicySummary is one line describing the policy, reported by Status.
 	PolicySummary string
-	// Path is the PATH commands get (execrun.ValidatePath must accept it).
+	// Path is the PATH commands get (execrun.ValidatePath must accept it), before the
+	// caller's safe entries are added (execrun.MergePath).
 	Path string
+	// EnvAllow are the variable names, beyond execrun.DefaultEnvAllow, that a request may add
+	// to a command's environment (the helper's policy; execrun.MatchEnvAllow patterns).
+	EnvAllow []string
 	// Home and User describe the user commands run as (HOME, USER, LOGNAME, and the
 	// ShellSafety context's home).
 	Home, User string
@@ -80,6 +84,9 @@ type Config struct {
 	// StateDirs are S-Code state directories beyond workspace.StateDirs (the audit log's
 	// directory when it was moved); no workspace may hold or lie inside one.
 	StateDirs []string
+	// Edits makes the helper serve ApplyPatch: file edits as the peer's own user (the user
+	// helper, whose uid is the peer's). Without it ApplyPatch is refused.
+	Edits bool
 	// ApprovalTTL is how long an approval stays valid after its plan was issued; 0 means
 	// permission.DefaultTTL (5 minutes).
 	ApprovalTTL time.Duration
@@ -112,6 +119,9 @@ func (c *Config) validate() error {
 		return errors.New("helperd: Home and User are required")
 	}
 	if err := execrun.ValidatePath(c.Path); err != nil {
+		return fmt.Errorf("helperd: %w", err)
+	}
+	if err := execrun.ValidateEnvAllow(c.EnvAllow); err != nil {
 		return fmt.Errorf("helperd: %w", err)
 	}
 	if c.MaxConcurrent <= 0 {

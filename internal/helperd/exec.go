@@ -34,7 +34,6 @@ const (
 	RuleApprovalReplayed = permission.RuleApprovalReplayed // an approval used before
 	RuleApprovalExpired  = permission.RuleApprovalExpired  // an approval that lapsed
 	RuleAuditUnavailable = "audit.unavailable"             // the audit record could not be written
-	RuleEnvInjection     = "env.injection"                 // a refused environment addition
 	RuleInvalidRequest   = "request.invalid"               // a malformed request
 	RuleDirNotAllowed    = "request.dir"                   // cwd or workspace missing or not the peer's
 	RuleRunnerFailed     = "runner.unavailable"            // the runner (sandbox) could not build the command
@@ -66,6 +65,8 @@ type execution struct {
 	base  audit.Record // the fields every record of the request carries
 	log   *zap.Logger
 	pl    *planned
+	// postRunErr is why the runner's post-run check was incomplete (see postRun), or "".
+	postRunErr string
 }
 
 // exec runs one Exec stream as a pipeline of named steps: admit → plan → check approval →
@@ -145,8 +146,10 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		return err
 	}
 
-	// record exit: even when the client has gone, and before the slot is freed, so that in
-	// the log a command's exit precedes the start of the one that waited for its slot.
+	// post-run check (the sandbox's quarantine), then record exit: even when the client has
+	// gone, and before the slot is freed, so that in the log a command's exit precedes the
+	// start of the one that waited for its slot.
+	s.postRun(out, x, cmd)
 	ev := s.recordExit(ctx, x, r, timeout)
 	release()
 	x.log.Info("exited", zap.Int("status", r.Status()), zap.Duration("duration", r.Duration), zap.Bool("timed_out", r.TimedOut))
@@ -200,6 +203,7 @@ func (s *Server) run(stream helperv1.Helper_ExecServer, out *sender, x *executio
 		KillGrace:      s.cfg.KillGrace,
 	})
 	if err != nil {
+		s.postRun(nil, x, cmd) // nothing ran: only frees the runner's state
 		r := x.base
 		r.Kind = audit.KindExit
 		r.Verdict = summary(x.pl.verdict())
@@ -243,6 +247,9 @@ func (s *Server) recordExit(ctx context.Context, x *execution, r execrun.Result,
 		rec.Reason = "killed: the client went away"
 	case r.Canceled:
 		rec.Reason = "killed: the helper is stopping"
+	}
+	if x.postRunErr != "" {
+		rec.Reason = strings.TrimPrefix(rec.Reason+"; "+x.postRunErr, "; ")
 	}
 	ev.Reason = rec.Reason
 	s.audit(context.WithoutCancel(ctx), &rec, false)

@@ -361,43 +361,6 @@ func TestApprovalRequired(t *testing.T) {
 	}
 }
 
-func TestEnvInjectionRefused(t *testing.T) {
-	e := newEnv(t, nil)
-	t.Setenv("S_CODE_HELPER_CANARY", "leaked") // the helper's own environment
-	for _, name := range []string{"LD_PRELOAD", "BASH_ENV", "GIT_SSH_COMMAND"} {
-		t.Run(name, func(t *testing.T) {
-			r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approval: approve(), Env: map[string]string{name: "/tmp/evil", "OK_VAR": "1"}}, nil)
-			if r.denied.GetRule() != helperd.RuleEnvInjection || !strings.Contains(r.denied.GetReason(), name) || r.pid != 0 {
-				t.Fatalf("denied %+v pid %d", r.denied, r.pid)
-			}
-			if strings.Contains(r.stdout.String(), name) {
-				t.Fatal("the child saw the variable")
-			}
-			// The request record names what was asked for, so a refused (or allowed)
-			// environment is visible in the audit log.
-			req, _ := e.aud.find(audit.KindRequest, r.requestID)
-			if !slices.Equal(req.Env, []string{name + "=/tmp/evil", "OK_VAR=1"}) {
-				t.Errorf("request record env %q", req.Env)
-			}
-		})
-	}
-	r := e.exec(ctx(t), &helperv1.ExecStart{Command: "env", Approval: approve(), Env: map[string]string{"OK_VAR": "1", "LANG": "C.UTF-8"}}, nil)
-	if r.status() != 0 {
-		t.Fatalf("env: %+v %v", r.denied, r.err)
-	}
-	got := strings.Split(strings.TrimSpace(r.stdout.String()), "\n")
-	for _, want := range []string{"OK_VAR=1", "LANG=C.UTF-8", "PATH=" + execrun.SafePath, "USER=tester"} {
-		if !slices.Contains(got, want) {
-			t.Errorf("child env lacks %s: %v", want, got)
-		}
-	}
-	for _, kv := range got {
-		if strings.HasPrefix(kv, "S_CODE_HELPER_CANARY=") || strings.HasPrefix(kv, "LD_") || strings.HasPrefix(kv, "GO") {
-			t.Errorf("child env has %s", kv)
-		}
-	}
-}
-
 func TestDirValidation(t *testing.T) {
 	e := newEnv(t, nil)
 	file := filepath.Join(e.work, "f")
@@ -641,6 +604,20 @@ func TestGateMakesStricter(t *testing.T) {
 	}
 }
 
+// TestGateZeroVerdictDenies: a Gate that returns a zero verdict (a bug, or a gate that
+// forgot to fill it) denies: the zero Decision is deny, and a mode cannot lower it.
+func TestGateZeroVerdictDenies(t *testing.T) {
+	e := newEnv(t, func(c *helperd.Config) {
+		c.Gate = func(safety.Verdict, string, safety.Context) safety.Verdict { return safety.Verdict{} }
+	})
+	for _, mode := range []helperv1.Mode{helperv1.Mode_MODE_MANUAL, helperv1.Mode_MODE_WORKSPACE} {
+		r := e.exec(ctx(t), &helperv1.ExecStart{Command: "true", Mode: mode, Approval: approve()}, nil)
+		if r.denied == nil || r.pid != 0 {
+			t.Fatalf("%v: a zero verdict from the gate ran: %+v", mode, r)
+		}
+	}
+}
+
 func mkdir(t *testing.T, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -736,7 +713,7 @@ func TestDeniedRecordsCarryRule(t *testing.T) {
 		fail  audit.Kind // a record kind the auditor fails
 		rule  string
 	}{
-		{"env-injection", e, &helperv1.ExecStart{Command: "true", Approval: approve(), Env: map[string]string{"LD_PRELOAD": "/x.so"}}, "", helperd.RuleEnvInjection},
+		{"env-not-allowed", e, &helperv1.ExecStart{Command: "true", Approval: approve(), Env: map[string]string{"LD_PRELOAD": "/x.so"}}, "", helperd.RuleEnvNotAllowed},
 		{"bad-cwd", e, &helperv1.ExecStart{Command: "true", Approval: approve(), Cwd: "/nonexistent/s-code"}, "", helperd.RuleDirNotAllowed},
 		{"empty-command", e, &helperv1.ExecStart{Command: "", Approval: approve()}, "", helperd.RuleInvalidRequest},
 		{"approval-required", e, &helperv1.ExecStart{Command: ask}, "", helperd.RuleApprovalRequired},

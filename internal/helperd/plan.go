@@ -21,6 +21,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/peercred"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/workspace"
+	"github.com/s-code-dev/s-code/internal/wsfs"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -30,7 +31,9 @@ import (
 // command gets once the profile's changes are applied. A Runner without it runs commands
 // unsandboxed (the root helper), with Spec.Env as it is.
 type Planner interface {
-	Plan(spec execrun.Spec) (permission.Sandbox, []string, error)
+	// Plan returns the profile summary, the command's complete environment, and what the
+	// Runner needs to run exactly this plan (stored in Spec.Prepared).
+	Plan(spec execrun.Spec) (permission.Sandbox, []string, any, error)
 }
 
 // operation is the request fields that PlanRequest and ExecStart share.
@@ -107,9 +110,9 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 	if denial != nil {
 		return nil, denial
 	}
-	env, err := execrun.BuildEnv(execrun.Base{Path: s.cfg.Path, Home: s.cfg.Home, User: s.cfg.User, Shell: shell}, op.env)
-	if err != nil {
-		return nil, &helperv1.Denied{Rule: RuleEnvInjection, Reason: err.Error()}
+	env, denial := s.commandEnv(op.env, op.path, d.workspace, shell, extra)
+	if denial != nil {
+		return nil, denial
 	}
 	v := s.judge(command, s.safetyContext(d, dialect))
 	mode := helperwire.ModeFromProto(op.mode)
@@ -126,7 +129,7 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 	sb := permission.Sandbox{}
 	finalEnv := env
 	if pl, ok := s.cfg.Runner.(Planner); ok {
-		if sb, finalEnv, err = pl.Plan(spec); err != nil {
+		if sb, finalEnv, spec.Prepared, err = pl.Plan(spec); err != nil {
 			return nil, &helperv1.Denied{Rule: RuleRunnerFailed, Reason: "the helper cannot build the sandbox profile: " + err.Error()}
 		}
 	}
@@ -264,9 +267,31 @@ func (s *Server) Plan(ctx context.Context, req *helperv1.PlanRequest) (*helperv1
 		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
 	op := opOfPlan(req)
-	pl, denial := s.planOf(c, op)
 	run := req.GetIntent() == helperv1.PlanIntent_PLAN_INTENT_RUN
 	resp := &helperv1.PlanResponse{}
+	var pl *planned
+	var denial *helperv1.Denied
+	if req.GetUndo() {
+		var root *wsfs.Root
+		pl, root, _, denial = s.planUndo(c, editOp{workspace: req.GetWorkspace(), cwd: req.GetCwd(), mode: req.GetMode(), turn: req.GetTurn()})
+		if root != nil {
+			root.Close()
+		}
+		if pl != nil {
+			op.command = pl.plan.Command
+		}
+	} else if len(req.GetPatch()) > 0 {
+		var root *wsfs.Root
+		pl, _, root, denial = s.planEdit(c, editOp{workspace: req.GetWorkspace(), cwd: req.GetCwd(), mode: req.GetMode(), patch: req.GetPatch(), turn: req.GetTurn()})
+		if root != nil {
+			root.Close()
+		}
+		if pl != nil {
+			op.command = editTarget(pl.plan.Targets)
+		}
+	} else {
+		pl, denial = s.planOf(c, op)
+	}
 	if denial != nil {
 		// No plan can be made: the answer is a refused plan naming the rule.
 		resp.Plan = &helperv1.Plan{

@@ -163,6 +163,9 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 		s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Verdict: denialSummary(RulePeerUnknown, nil), Reason: RulePeerUnknown + ": " + method + ": " + err.Error()})
 		return status.Error(codes.Unauthenticated, "the helper could not read the caller's peer credentials")
 	}
+	if err := s.refuseSandboxed(c, method); err != nil {
+		return err
+	}
 	if err := s.cfg.Authorize(c); err != nil {
 		s.cfg.Logger.Warn("refused caller", zap.String("method", method), zap.Stringer("peer", &c), zap.Error(err))
 		s.auditRefusal(&audit.Record{Kind: audit.KindRefused, Helper: s.cfg.Role.String(), Peer: auditPeer(c), Verdict: denialSummary(RulePeerNotAdmitted, nil), Reason: RulePeerNotAdmitted + ": " + method + ": " + err.Error()})

@@ -150,6 +150,14 @@ func ShellFromProto(s helperv1.Shell) (name string, ok bool) {
 	return "", false
 }
 
+// planShell is a plan's shell on the wire: SHELL_UNSPECIFIED for a plan without one.
+func planShell(s string) helperv1.Shell {
+	if s == "" {
+		return helperv1.Shell_SHELL_UNSPECIFIED
+	}
+	return ShellToProto(s)
+}
+
 // ResultToProto maps a Decide result to the wire's outcome.
 func ResultToProto(r permission.Result) helperv1.Outcome {
 	switch r {
@@ -181,7 +189,7 @@ func PlanToProto(p permission.Plan, o permission.Outcome) *helperv1.Plan {
 	}
 	sb := p.Sandbox
 	return &helperv1.Plan{
-		Workspace: p.Workspace, Cwd: p.Cwd, Command: p.Command, Shell: ShellToProto(p.Shell),
+		Workspace: p.Workspace, Cwd: p.Cwd, Command: p.Command, Shell: planShell(p.Shell),
 		Mode: ModeToProto(p.Mode), Verdict: VerdictToProto(p.Verdict),
 		Outcome: ResultToProto(o.Result), Rules: slices.Clone(o.Rules), Reason: o.Reason,
 		Sandbox: &helperv1.SandboxSummary{
@@ -191,21 +199,29 @@ func PlanToProto(p permission.Plan, o permission.Outcome) *helperv1.Plan {
 		},
 		Env: p.Env, Path: p.Path, Network: p.Network, ExtraWritable: p.ExtraWritable, TimeoutMs: p.TimeoutMs,
 		Digest: p.Digest(), Role: role,
+		Kind: string(p.Kind), Targets: p.Targets, PatchSha256: p.PatchSHA256, Turn: p.Turn,
 	}
 }
 
-// PlanFromProto maps the wire's plan back to a permission.Plan (KindExec) and its outcome.
+// PlanFromProto maps the wire's plan back to a permission.Plan and its outcome.
 // The caller may compare the recomputed Digest with pp.Digest to check the helper's
 // projection arrived whole.
 func PlanFromProto(pp *helperv1.Plan) (permission.Plan, permission.Outcome) {
 	shell, _ := ShellFromProto(pp.GetShell())
+	if pp.GetShell() == helperv1.Shell_SHELL_UNSPECIFIED {
+		shell = "" // a plan without a command (an edit)
+	}
 	role := "user"
 	if pp.GetRole() == helperv1.Role_ROLE_ROOT {
 		role = "root"
 	}
 	sb := pp.GetSandbox()
+	kind := permission.KindExec
+	if pp.GetKind() == string(permission.KindEdit) {
+		kind = permission.KindEdit
+	}
 	p := permission.Plan{
-		Kind: permission.KindExec, Role: role, Workspace: pp.GetWorkspace(), Cwd: pp.GetCwd(),
+		Kind: kind, Role: role, Targets: pp.GetTargets(), PatchSHA256: pp.GetPatchSha256(), Turn: pp.GetTurn(), Workspace: pp.GetWorkspace(), Cwd: pp.GetCwd(),
 		Command: pp.GetCommand(), Shell: shell, Mode: ModeFromProto(pp.GetMode()),
 		Verdict: VerdictFromProto(pp.GetVerdict()),
 		Sandbox: permission.Sandbox{

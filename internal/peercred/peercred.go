@@ -27,6 +27,26 @@ type Creds struct {
 	PID int32
 	// Exe is the peer's executable path where it could be read reliably; "" otherwise.
 	Exe string
+	// Status is what the kernel said about the peer process when the connection was
+	// accepted (Linux: /proc/PID/status); see ProcStatus.
+	Status ProcStatus
+}
+
+// ProcStatus is the part of a peer process's state that tells whether it runs confined,
+// read once when the connection is accepted (Linux: /proc/PID/status, proc(5)), so that a
+// later check never reads a process that reused the pid.
+type ProcStatus struct {
+	// Known reports whether the fields below were read; false when the peer had gone, lives
+	// in another pid namespace (PID 0), or the system has no such source (macOS).
+	Known bool
+	// Pinned reports whether a pidfd (SO_PEERPIDFD, Linux 6.5+) proved after the read that
+	// the process read was the one that connected. Without one the read happens during the
+	// handshake, right after accept, but a pid reused in between cannot be ruled out.
+	Pinned bool
+	// NoNewPrivs is the peer's no_new_privs flag (prctl(2) PR_SET_NO_NEW_PRIVS).
+	NoNewPrivs bool
+	// SeccompFilters is the number of seccomp filters the peer runs under.
+	SeccompFilters int
 }
 
 // InGroup reports whether gid is the peer's primary group or, when GroupsKnown, one of its

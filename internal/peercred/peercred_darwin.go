@@ -45,3 +45,7 @@ func get(raw rawConn) (*Creds, error) {
 	c.PID = int32(pid)
 	return c, nil
 }
+
+// ReadsProcStatus reports whether this system fills Creds.Status (macOS: no; there is no
+// /proc, and a pid alone cannot pin the process).
+func ReadsProcStatus() bool { return false }

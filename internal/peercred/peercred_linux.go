@@ -1,7 +1,6 @@
 package peercred
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -15,11 +14,16 @@ import (
 // maxGroups bounds SO_PEERGROUPS (the kernel's NGROUPS_MAX is 65536).
 const maxGroups = 65536
 
+// ReadsProcStatus reports whether this system fills Creds.Status (Linux: yes).
+func ReadsProcStatus() bool { return true }
+
 // get reads SO_PEERCRED (socket(7)), SO_PEERGROUPS (Linux 4.13+) and SO_PEERPIDFD
-// (Linux 6.5+). The pidfd pins the peer's pid while /proc/<pid>/exe is read: after the
-// read, a signal-0 probe through the pidfd proves the process is still the one that
-// connected, so the path cannot belong to a process that reused the pid. Without a pidfd
-// (ENOPROTOOPT on older kernels) Exe is left empty.
+// (Linux 6.5+), then /proc/<pid>/exe and /proc/<pid>/status (Status; Groups when
+// SO_PEERGROUPS is missing). The pidfd pins the peer's pid while /proc is read: after the
+// reads, a signal-0 probe through the pidfd proves the process is still the one that
+// connected, so what was read cannot belong to a process that reused the pid; a peer gone by
+// then gets no Exe and an unknown Status. Without a pidfd (ENOPROTOOPT on older kernels)
+// Exe is left empty and Status is read unpinned.
 func get(raw rawConn) (*Creds, error) {
 	var (
 		ucred     *unix.Ucred
@@ -59,15 +63,18 @@ func get(raw rawConn) (*Creds, error) {
 	default:
 		return nil, fmt.Errorf("getsockopt SO_PEERGROUPS: %w", groupsErr)
 	}
-	if pidfdErr != nil || c.PID <= 0 {
+	if c.PID <= 0 || errors.Is(pidfdErr, unix.ESRCH) {
+		return c, nil
+	}
+	st, stErr := readProcStatus(c.PID)
+	if pidfdErr != nil {
+		// No pidfd on this kernel: the status is read right after accept, unpinned.
+		if stErr == nil {
+			c.Status = ProcStatus{Known: true, NoNewPrivs: st.noNewPrivs, SeccompFilters: st.seccompFilters}
+		}
 		return c, nil
 	}
 	exe, exeErr := os.Readlink("/proc/" + strconv.Itoa(int(c.PID)) + "/exe")
-	var procGroups []uint32
-	var procErr error = errors.New("not read")
-	if !c.GroupsKnown {
-		procGroups, procErr = procStatusGroups(c.PID)
-	}
 	if unix.PidfdSendSignal(pidfd, 0, nil, 0) != nil {
 		// The peer is gone: what /proc said may describe another process.
 		return c, nil
@@ -75,10 +82,76 @@ func get(raw rawConn) (*Creds, error) {
 	if exeErr == nil {
 		c.Exe = exe
 	}
-	if procErr == nil {
-		c.Groups, c.GroupsKnown = procGroups, true
+	if stErr == nil {
+		c.Status = ProcStatus{Known: true, Pinned: true, NoNewPrivs: st.noNewPrivs, SeccompFilters: st.seccompFilters}
+		if !c.GroupsKnown && st.groupsErr == nil {
+			c.Groups, c.GroupsKnown = st.groups, true
+		}
 	}
 	return c, nil
+}
+
+// procStatus is what readProcStatus parses from /proc/<pid>/status.
+type procStatus struct {
+	groups         []uint32
+	groupsErr      error // why Groups: was not read
+	noNewPrivs     bool
+	seccompFilters int
+}
+
+// readProcStatus reads the Groups:, NoNewPrivs: and Seccomp_filters: lines of
+// /proc/<pid>/status (proc(5)). A status without NoNewPrivs: (Linux before 4.10) or
+// Seccomp_filters: (before 5.9) is an error: the helper cannot tell whether the peer is
+// confined.
+func readProcStatus(pid int32) (procStatus, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/status")
+	if err != nil {
+		return procStatus{}, err
+	}
+	st := procStatus{groupsErr: fmt.Errorf("/proc/%d/status has no Groups: line", pid)}
+	var haveNNP, haveFilters bool
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch k {
+		case "Groups":
+			st.groups, st.groupsErr = parseGroups(v)
+			if st.groupsErr != nil {
+				st.groupsErr = fmt.Errorf("parse /proc/%d/status Groups: %w", pid, st.groupsErr)
+			}
+		case "NoNewPrivs":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return procStatus{}, fmt.Errorf("parse /proc/%d/status NoNewPrivs: %w", pid, err)
+			}
+			st.noNewPrivs, haveNNP = n != 0, true
+		case "Seccomp_filters":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return procStatus{}, fmt.Errorf("parse /proc/%d/status Seccomp_filters: %w", pid, err)
+			}
+			st.seccompFilters, haveFilters = n, true
+		}
+	}
+	if !haveNNP || !haveFilters {
+		return procStatus{}, fmt.Errorf("/proc/%d/status lacks NoNewPrivs: or Seccomp_filters:", pid)
+	}
+	return st, nil
+}
+
+func parseGroups(v string) ([]uint32, error) {
+	var gs []uint32
+	for _, w := range strings.Fields(v) {
+		g, err := strconv.ParseUint(w, 10, 32)
+		if err != nil {
+			return nil, err
+		}
+		gs = append(gs, uint32(g))
+	}
+	return gs, nil
 }
 
 // peerGroups reads SO_PEERGROUPS: the peer's supplementary groups at connect time.
@@ -102,29 +175,9 @@ func peerGroups(fd int) ([]uint32, error) {
 
 // procStatusGroups reads the Groups: line of /proc/<pid>/status (proc(5)).
 func procStatusGroups(pid int32) ([]uint32, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(int(pid)) + "/status")
+	st, err := readProcStatus(pid)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "Groups:")
-		if !ok {
-			continue
-		}
-		var gs []uint32
-		for _, w := range strings.Fields(rest) {
-			g, err := strconv.ParseUint(w, 10, 32)
-			if err != nil {
-				return nil, fmt.Errorf("parse /proc/%d/status Groups: %w", pid, err)
-			}
-			gs = append(gs, uint32(g))
-		}
-		return gs, nil
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read /proc/%d/status: %w", pid, err)
-	}
-	return nil, fmt.Errorf("/proc/%d/status has no Groups: line", pid)
+	return st.groups, st.groupsErr
 }

@@ -21,6 +21,12 @@ import (
 // server to close the connection before it exits.
 func TestMain(m *testing.M) {
 	if path := os.Getenv("PEERCRED_DIAL"); path != "" {
+		if os.Getenv("PEERCRED_NNP") == "1" {
+			if err := setNoNewPrivs(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(3)
+			}
+		}
 		c, err := net.Dial("unix", path)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -205,6 +211,9 @@ func TestGetPeerGone(t *testing.T) {
 	}
 	if c.Exe != "" {
 		t.Errorf("exe = %q for an exited peer, want empty", c.Exe)
+	}
+	if c.Status.Known {
+		t.Errorf("status of an exited peer is known: %+v (it could be another process's)", c.Status)
 	}
 	if !c.GroupsKnown {
 		t.Errorf("groups from SO_PEERGROUPS should survive the peer: %+v", c)

@@ -59,7 +59,11 @@ type Plan struct {
 	Shell   string `json:"shell,omitempty"`
 	// Targets are the paths a KindEdit batch changes, in batch order.
 	Targets []string `json:"targets,omitempty"`
-	Mode    Mode     `json:"mode"`
+	// PatchSHA256 is the SHA-256 (hex) of a KindEdit batch's request bytes, and Turn the
+	// turn id it is recorded under: what is approved is the edit itself.
+	PatchSHA256 string `json:"patch_sha256,omitempty"`
+	Turn        string `json:"turn,omitempty"`
+	Mode        Mode   `json:"mode"`
 	// Verdict is the helper's verdict (ShellSafety in its own context and policy for
 	// KindExec, the file tools' path rules for KindEdit).
 	Verdict safety.Verdict `json:"verdict"`

@@ -46,8 +46,12 @@ type Policy struct {
 	// KillGrace is the time between SIGTERM and SIGKILL; Drain is how long running commands
 	// may finish after SIGTERM to the helper.
 	KillGrace, Drain time.Duration
-	// Path is the PATH commands get.
+	// Path is the PATH commands get (before the caller's root-owned entries are added,
+	// see execrun.MergePath).
 	Path string
+	// EnvAllow are the variable names, beyond execrun.DefaultEnvAllow, that a request may
+	// add to a command's environment ([exec] env_allow; execrun.MatchEnvAllow patterns).
+	EnvAllow []string
 	// Safety is the extra ShellSafety policy of the [safety] table; nil means none.
 	Safety *safety.Policy
 	// SocketGroup is the group that owns the socket when the helper creates it; -1 keeps it.
@@ -70,7 +74,8 @@ type file struct {
 		Drain     string `toml:"drain"`
 	} `toml:"timeouts"`
 	Exec struct {
-		Path string `toml:"path"`
+		Path     string   `toml:"path"`
+		EnvAllow []string `toml:"env_allow"`
 	} `toml:"exec"`
 	Socket struct {
 		Group any `toml:"group"`
@@ -229,6 +234,10 @@ func Parse(data []byte, name string) (*Policy, error) {
 		}
 		p.Path = f.Exec.Path
 	}
+	if err := execrun.ValidateEnvAllow(f.Exec.EnvAllow); err != nil {
+		return nil, fmt.Errorf("policy: %s: [exec] env_allow: %w", name, err)
+	}
+	p.EnvAllow = f.Exec.EnvAllow
 	if f.Socket.Group != nil {
 		gid, err := lookupID(f.Socket.Group, "group")
 		if err != nil {

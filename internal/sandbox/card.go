@@ -10,15 +10,16 @@ import (
 // commonLimits are the known limits of the Linux profile under either protection
 // (docs/sandbox.md explains them).
 var commonLimits = []string{
-	"nested repositories (a .git below the top level) are not protected: their hooks run only when someone runs Git in that directory",
+	"nested repositories (a .git below the top level, or made by the command) get no mounts: the post-run check moves aside their configuration, hooks and other indirections that the command changed, once it has ended",
+	"a Git configuration or indirection the command creates at the top of .git (commondir, config.worktree) exists until the command ends and the post-run check moves it aside: a Git run outside the sandbox meanwhile could read it",
 	"with network off no Internet socket can be opened at all, also not on loopback",
-	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name (a helper must refuse confined peers, see ProcessConfined)",
+	"before Landlock ABI 9, a command can connect to any pathname Unix socket it can name outside the hidden paths (the helpers' sockets are hidden with mount-namespace, and both helpers refuse sandboxed callers)",
 }
 
 // protectionLimits are the known limits of each Profile.Protection on Linux.
 var protectionLimits = map[string][]string{
 	ProtectionMountNamespace: {
-		"protected paths are read-only bind mounts in the command's own mount namespace; one that does not exist when the command starts (.claude, .vscode, .mcp.json, .envrc, .git/modules …) gets no mount and can be created: only ShellSafety verdicts guard it (a missing .git/hooks is created empty so it can be mounted)",
+		"protected paths are read-only bind mounts in the command's own mount namespace; a control file that does not exist when the command starts (.claude, .vscode, .mcp.json, .envrc …) gets no mount and can be created: only ShellSafety verdicts guard it (missing .git/hooks, info, modules, worktrees, remotes, branches and objects/info/alternates are created empty so they can be mounted)",
 		"if the kernel refuses the mount namespace at launch, the launcher says so on stderr and falls back to landlock-entries, with its limits",
 	},
 	ProtectionLandlockEntries: {
@@ -88,6 +89,13 @@ func (c Card) Write(w io.Writer) error {
 	list("protected paths (read-only inside the workspace)", p.ProtectedPaths)
 	if c.Features.OS == "linux" {
 		fmt.Fprintf(&b, "  protection: %s\n", protectionNotes[effectiveProtection(p)])
+	}
+	if c.Features.OS == "linux" {
+		if p.PIDNamespace {
+			b.WriteString("  processes: own PID namespace (the launcher is its init; nothing the command starts outlives it)\n")
+		} else {
+			b.WriteString("  processes: process group only (no PID namespace here: a process that leaves the group, as setsid does, can outlive the command)\n")
+		}
 	}
 	if p.Network {
 		b.WriteString("  network: on (approved for this command)\n")

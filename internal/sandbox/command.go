@@ -61,7 +61,7 @@ func LauncherArgs(launcher string, p Profile, argv []string) ([]string, error) {
 // Command returns the exec.Cmd that runs argv under the profile p through the launcher
 // binary at launcher (see FindLauncher): the environment is env with the profile's changes
 // applied, the working directory is the workspace. It prepares the cache namespace first
-// (see Prepare). The caller sets the standard streams and starts it; the launcher confines
+// (see Prepare) and the workspace's Git placeholders (see MakeGitPlaceholders). The caller sets the standard streams and starts it; the launcher confines
 // itself and then execs argv[0] (looked up on the PATH of the changed environment).
 // When p asks for ProtectionMountNamespace and this process lacks CAP_SYS_ADMIN, the
 // launcher starts in a new user and mount namespace (cmd.SysProcAttr; a caller that sets
@@ -71,6 +71,9 @@ func Command(ctx context.Context, launcher string, p Profile, argv, env []string
 	if err := Prepare(p); err != nil {
 		return nil, err
 	}
+	// A placeholder that cannot be made here (a .git the user may not write) is tried again
+	// by the launcher, which falls back to the per-entry layout when it fails too.
+	_ = MakeGitPlaceholders(p)
 	args, err := LauncherArgs(launcher, p, argv)
 	if err != nil {
 		return nil, err

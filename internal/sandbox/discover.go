@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,12 +14,17 @@ import (
 // toolchain and runtime roots and devices that exist on this machine. getenv reads the
 // environment (os.Getenv in production). It reads the file system but changes nothing.
 func Discover(getenv func(string) string, dir string) (Host, error) {
-	return discover(getenv, dir, MountNamespaceUsable)
+	return discover(getenv, dir, namespaceProbes{mount: MountNamespaceUsable, pid: PIDNamespaceUsable})
 }
 
-// discover is Discover with the mount-namespace probe given (a ProfileCache's reuses its
-// answer).
-func discover(getenv func(string) string, dir string, mountNamespaceUsable func() error) (Host, error) {
+// namespaceProbes are MountNamespaceUsable and PIDNamespaceUsable, or a ProfileCache's
+// reuse of their answers.
+type namespaceProbes struct {
+	mount, pid func() error
+}
+
+// discover is Discover with the namespace probes given.
+func discover(getenv func(string) string, dir string, probes namespaceProbes) (Host, error) {
 	var h Host
 	h.Home = getenv("HOME")
 	if h.Home == "" || !filepath.IsAbs(h.Home) {
@@ -50,6 +56,11 @@ func discover(getenv func(string) string, dir string, mountNamespaceUsable func(
 	}
 	h.SystemRoots = existing(systemRoots())
 	h.ToolRoots = existing(toolRoots(getenv, h.Home, ws))
+	gd, err := gitDirs(ws, h.Home, os.Geteuid())
+	if err != nil {
+		return Host{}, err
+	}
+	h.ToolRoots = append(h.ToolRoots, gd...)
 	var rt []string
 	for _, c := range runtimeRootCandidates {
 		rt = append(rt, filepath.Join(h.Home, c))
@@ -62,7 +73,9 @@ func discover(getenv func(string) string, dir string, mountNamespaceUsable func(
 	h.HomeConfigFiles = existing(cfg)
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
-	h.MountNamespace = mountNamespaceUsable() == nil
+	h.StateDirs = existing(stateDirCandidates(getenv, h.Home))
+	h.MountNamespace = probes.mount() == nil
+	h.PIDNamespace = probes.pid() == nil
 	return h, nil
 }
 
@@ -76,16 +89,28 @@ func ForWorkspace(getenv func(string) string, dir string, network bool) (Profile
 	return NewProfile(h, network)
 }
 
-// toolRoots returns the Go root of the go on PATH, the PATH directories outside the home
-// directory and the workspace, and the Git directories of a linked worktree.
+// toolRoots returns the Go root named by GOROOT (when it holds bin/go and is neither the
+// file system root nor the home directory or above it) and that of the go on PATH, and the
+// PATH directories outside the home directory and the workspace.
 func toolRoots(getenv func(string) string, home, ws string) []string {
 	var roots []string
+	// A Go root is granted as a whole, so it must be a toolchain's own directory: never the
+	// file system root, the home directory or a directory above it (a GOROOT of "/" or a go
+	// binary in /bin or ~/bin would make everything readable), the workspace or shared
+	// scratch space.
+	goRoot := func(r string) {
+		r, err := filepath.EvalSymlinks(r)
+		if err != nil || r == "/" || within(r, home) || within(r, ws) || within(ws, r) || sharedScratch(r) {
+			return
+		}
+		roots = append(roots, r)
+	}
 	if goroot := getenv("GOROOT"); filepath.IsAbs(goroot) {
-		roots = append(roots, goroot)
+		goRoot(filepath.Clean(goroot))
 	}
 	if p, err := exec.LookPath("go"); err == nil && filepath.IsAbs(p) {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
-			roots = append(roots, filepath.Dir(filepath.Dir(r)))
+			goRoot(filepath.Dir(filepath.Dir(r)))
 		}
 	}
 	for _, d := range filepath.SplitList(getenv("PATH")) {
@@ -98,7 +123,7 @@ func toolRoots(getenv func(string) string, home, ws string) []string {
 		}
 		roots = append(roots, r)
 	}
-	return append(roots, gitDirs(ws)...)
+	return roots
 }
 
 // sharedScratch reports whether dir lies in a directory every process shares for scratch
@@ -113,37 +138,87 @@ func sharedScratch(dir string) bool {
 	return false
 }
 
-// gitDirs returns the Git directory and common directory of a linked worktree (a .git file
-// holding "gitdir: PATH"), which lie outside the workspace; nil for an ordinary repository.
-func gitDirs(ws string) []string {
-	b, err := os.ReadFile(filepath.Join(ws, ".git"))
+// ErrGitDirRefused means the workspace's .git file names a Git directory outside the
+// workspace that the sandbox will not grant: not a Git directory, not owned by the user, or
+// one whose grant would open more than the repository (the home directory or above it).
+var ErrGitDirRefused = errors.New("the Git directory named by the workspace's .git file cannot be granted")
+
+// gitDirs returns the Git directory and common directory of a linked worktree or a
+// submodule checkout (a .git regular file holding "gitdir: PATH") when they lie outside the
+// workspace: read-only roots, granted exactly (symbolic links resolved) and only after
+// checking that each is a directory owned by the user uid, shaped as a Git directory (HEAD,
+// and objects and refs or a commondir), and neither the home directory nor above it. A
+// file naming anything else fails with ErrGitDirRefused, so that a file in the workspace can
+// never add a root of its choosing to the profile. A .git directory, a .git symbolic link
+// (never followed) and no .git give nil, and so does a Git directory inside the workspace.
+func gitDirs(ws, home string, uid int) ([]string, error) {
+	gitFile := filepath.Join(ws, ".git")
+	fi, err := os.Lstat(gitFile)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, nil
+	}
+	b, err := os.ReadFile(gitFile)
 	if err != nil {
-		return nil // a directory, or no repository: nothing outside the workspace
+		return nil, fmt.Errorf("%w: read %s: %w", ErrGitDirRefused, gitFile, err)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	gd, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
-		return nil
+		return nil, fmt.Errorf("%w: %s does not start with \"gitdir: \"", ErrGitDirRefused, gitFile)
 	}
 	gd = strings.TrimSpace(gd)
 	if !filepath.IsAbs(gd) {
 		gd = filepath.Join(ws, gd)
 	}
-	dirs := []string{gd}
-	if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+	gitDir, err := checkGitDir(ws, home, uid, gd, "gitdir")
+	if err != nil || gitDir == "" {
+		return nil, err
+	}
+	dirs := []string{gitDir}
+	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		cd := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(cd) {
-			cd = filepath.Join(gd, cd)
+			cd = filepath.Join(gitDir, cd)
 		}
-		dirs = append(dirs, filepath.Clean(cd))
-	}
-	var out []string
-	for _, d := range dirs {
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			out = append(out, r)
+		common, err := checkGitDir(ws, home, uid, cd, "commondir")
+		if err != nil {
+			return nil, err
+		}
+		if common != "" {
+			dirs = append(dirs, common)
 		}
 	}
-	return out
+	return dirs, nil
+}
+
+// checkGitDir resolves dir (named by what, for messages) and returns it when it may be
+// granted (see gitDirs), "" when it lies inside the workspace (nothing to grant).
+func checkGitDir(ws, home string, uid int, dir, what string) (string, error) {
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %s: %w", ErrGitDirRefused, what, dir, err)
+	}
+	if within(ws, r) {
+		return "", nil
+	}
+	if r == "/" || within(r, home) || within(r, ws) {
+		return "", fmt.Errorf("%w: %s %s is or contains the home directory or the workspace; only a repository's own Git directory is granted", ErrGitDirRefused, what, r)
+	}
+	fi, err := os.Lstat(r)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s %s is not a directory", ErrGitDirRefused, what, r)
+	}
+	if owner, ok := fileOwner(fi); !ok || owner != uid {
+		return "", fmt.Errorf("%w: %s %s is owned by uid %d, not by the user (uid %d)", ErrGitDirRefused, what, r, owner, uid)
+	}
+	has := func(name string, dir bool) bool {
+		fi, err := os.Lstat(filepath.Join(r, name))
+		return err == nil && fi.IsDir() == dir && fi.Mode()&os.ModeSymlink == 0
+	}
+	if !has("HEAD", false) || !(has("commondir", false) || (has("objects", true) && has("refs", true))) {
+		return "", fmt.Errorf("%w: %s %s is not a Git directory (it needs HEAD, and objects and refs or a commondir)", ErrGitDirRefused, what, r)
+	}
+	return r, nil
 }
 
 func existing(paths []string) []string {

@@ -109,3 +109,9 @@ func GateVerdict(v safety.Verdict, command string, f Features) safety.Verdict {
 // asks before running anything; it can only take confinement away from a launch that a
 // person approved to run unconfined (Profile.AllowUnconfined), never add permission.
 const PretendNoLandlockEnv = "S_CODE_SANDBOX_PRETEND_NO_LANDLOCK"
+
+// ConfinedStatus reports whether a process with no_new_privs set to nnp and filters seccomp
+// filters looks confined by the sandbox launcher: no_new_privs set and at least two filters
+// (the launcher installs two); neither can be undone by the process or its children. Any
+// other process in that state reads as confined too, so a check built on it fails closed.
+func ConfinedStatus(nnp bool, filters int) bool { return nnp && filters >= 2 }

@@ -37,7 +37,12 @@ func ProbeFeatures() Features {
 // A process that is not ours but runs under no_new_privs with two or more filters also
 // reads as confined (refusing it fails closed).
 func ProcessConfined(pid int) (bool, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	if pid == os.Getpid() {
+		// In a PID namespace whose /proc is the host's, the own pid names another process.
+		path = "/proc/self/status"
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return false, fmt.Errorf("read process status: %w", err)
 	}
@@ -58,5 +63,5 @@ func ProcessConfined(pid int) (bool, error) {
 			filters = n
 		}
 	}
-	return nnp == 1 && filters >= 2, nil
+	return ConfinedStatus(nnp == 1, filters), nil
 }

@@ -50,23 +50,66 @@ func MountNamespaceUsable() error {
 	if HasSysAdmin() {
 		return nil
 	}
-	_, err := syscall.ForkExec("/proc/self/fd/-1/s-code-userns-probe", []string{"s-code-userns-probe"}, &syscall.ProcAttr{Sys: userNamespaceAttr()})
+	if err := probeClone(userNamespaceAttr()); err != nil {
+		return fmt.Errorf("%w: %w", ErrNoMountNamespace, err)
+	}
+	return nil
+}
+
+// PIDNamespaceUsable returns nil when this process can start the launcher as the init of a
+// new PID namespace (clone(2) CLONE_NEWPID): with CAP_SYS_ADMIN directly, else together with
+// a new user namespace that owns it. Both are tried for real, as in MountNamespaceUsable.
+// Otherwise it returns ErrNoPIDNamespace with the kernel's error.
+func PIDNamespaceUsable() error {
+	if err := probeClone(pidNamespaceAttr()); err != nil {
+		return fmt.Errorf("%w: %w", ErrNoPIDNamespace, err)
+	}
+	return nil
+}
+
+// probeClone clones a child with attr whose execve of a path that does not exist must be its
+// only failure; it returns the clone's error otherwise.
+func probeClone(attr *syscall.SysProcAttr) error {
+	_, err := syscall.ForkExec("/proc/self/fd/-1/s-code-ns-probe", []string{"s-code-ns-probe"}, &syscall.ProcAttr{Sys: attr})
 	if errors.Is(err, syscall.ENOENT) {
 		return nil
 	}
 	if err == nil {
-		return fmt.Errorf("%w: the user namespace probe ran a program", ErrNoMountNamespace)
+		return errors.New("the namespace probe ran a program")
 	}
-	return fmt.Errorf("%w: clone CLONE_NEWUSER: %w", ErrNoMountNamespace, err)
+	return fmt.Errorf("clone: %w", err)
 }
 
-// LauncherSysProcAttr returns the process attributes for starting the launcher under p: a
-// new user namespace, with CAP_SYS_ADMIN there, when p asks for ProtectionMountNamespace and
-// this process lacks CAP_SYS_ADMIN (see userNamespaceAttr); else nil (the launcher unshares
-// its mount namespace with its own CAP_SYS_ADMIN, or needs none). A process that holds these
-// attributes cannot replace itself with the launcher (execve keeps the user namespace): it
-// must start the launcher as a child.
+// pidNamespaceAttr returns the attributes that start the launcher as pid 1 of a new PID
+// namespace: CLONE_NEWPID alone with CAP_SYS_ADMIN, else with the user namespace of
+// userNamespaceAttr (the kernel creates the user namespace first, and it owns the PID
+// namespace, user_namespaces(7)).
+func pidNamespaceAttr() *syscall.SysProcAttr {
+	if HasSysAdmin() {
+		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	}
+	a := userNamespaceAttr()
+	a.Cloneflags |= syscall.CLONE_NEWPID
+	return a
+}
+
+// LauncherSysProcAttr returns the process attributes for starting the launcher under p:
+// when p asks for a PID namespace, those of pidNamespaceAttr (with a user namespace when this
+// process lacks CAP_SYS_ADMIN); else a new user namespace, with CAP_SYS_ADMIN there, when p
+// asks for ProtectionMountNamespace and this process lacks CAP_SYS_ADMIN (see
+// userNamespaceAttr); else nil (the launcher unshares its mount namespace with its own
+// CAP_SYS_ADMIN, or needs none). A process that holds these attributes cannot replace itself
+// with the launcher (execve keeps the user namespace, and a PID namespace is only entered by
+// a new child): it must start the launcher as a child.
 func LauncherSysProcAttr(p Profile) *syscall.SysProcAttr {
+	if p.PIDNamespace {
+		a := pidNamespaceAttr()
+		if p.Protection != ProtectionMountNamespace && a.Cloneflags&syscall.CLONE_NEWUSER != 0 {
+			// The capabilities the user namespace grants are only needed for the mounts.
+			a.AmbientCaps = nil
+		}
+		return a
+	}
 	if p.Protection != ProtectionMountNamespace || HasSysAdmin() {
 		return nil
 	}

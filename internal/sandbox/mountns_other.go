@@ -16,5 +16,10 @@ func MountNamespaceUsable() error {
 	return fmt.Errorf("%w: %s has no mount namespaces", ErrNoMountNamespace, runtime.GOOS)
 }
 
+// PIDNamespaceUsable returns ErrNoPIDNamespace: PID namespaces are Linux's.
+func PIDNamespaceUsable() error {
+	return fmt.Errorf("%w: %s has no PID namespaces", ErrNoPIDNamespace, runtime.GOOS)
+}
+
 // LauncherSysProcAttr returns nil: there is no namespace to ask for.
 func LauncherSysProcAttr(Profile) *syscall.SysProcAttr { return nil }

@@ -37,6 +37,12 @@ type Profile struct {
 	// DeniedPaths may be neither read nor written even where they lie inside a granted root:
 	// credential stores such as ~/.ssh and ~/.aws.
 	DeniedPaths []string `json:"denied_paths"`
+	// HiddenPaths are S-Code's runtime, state and configuration directories and the user's
+	// runtime directory (see Host.StateDirs): they are denied paths too, and with
+	// ProtectionMountNamespace the launcher also mounts an empty read-only file system over
+	// each (a file: /dev/null), so no socket in them can be reached by connect(2), which
+	// Landlock does not govern before ABI 9.
+	HiddenPaths []string `json:"hidden_paths,omitempty"`
 	// ProtectedPaths lie inside a writable root but stay read-only: Git hooks and
 	// configuration, and agent and IDE control files, which run code outside the sandbox.
 	ProtectedPaths []string `json:"protected_paths"`
@@ -61,6 +67,13 @@ type Profile struct {
 	// AllowUnconfined reports whether a person approved running the command although the
 	// kernel cannot confine its file access (no Landlock). Without it the launcher refuses.
 	AllowUnconfined bool `json:"allow_unconfined,omitempty"`
+	// PIDNamespace reports whether the launcher runs as the init (pid 1) of a new PID
+	// namespace (pid_namespaces(7)), so that no process of the command outlives it: when the
+	// command's first process ends, the launcher kills the rest, and when the launcher ends
+	// (or is killed), the kernel kills every process left in the namespace. Command starts
+	// the launcher so (see LauncherSysProcAttr); a launcher asked for it that is not pid 1
+	// refuses to run the command.
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
 }
 
 // The values of Profile.Protection.
@@ -122,9 +135,16 @@ type Host struct {
 	Devices []string
 	// SystemDenied are secrets inside system roots (see systemDeniedPaths).
 	SystemDenied []string
+	// StateDirs are S-Code's runtime, state and configuration directories, the user's
+	// runtime directory and the helper's own socket and audit directories, those that exist
+	// (see stateDirCandidates): a command may neither read them nor reach a socket in them.
+	StateDirs []string
 	// MountNamespace reports whether the launcher can get a private mount namespace here
 	// (see MountNamespaceUsable); it picks the profile's Protection.
 	MountNamespace bool
+	// PIDNamespace reports whether the launcher can be started as the init of a new PID
+	// namespace here (see PIDNamespaceUsable); it sets the profile's PIDNamespace.
+	PIDNamespace bool
 }
 
 // Errors returned by NewProfile and CacheRoot; match them with errors.Is.
@@ -157,11 +177,17 @@ var systemDeniedPaths = []string{
 	"/etc/ssh/ssh_host_dsa_key",
 }
 
-// gitProtectedNames are the paths in the workspace's Git directory, relative to the
-// workspace root, that stay read-only: Git hooks and config (core.fsmonitor, core.hooksPath
-// run code), and the directories where submodules and linked worktrees keep their own hooks
-// and config.
-var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".git/worktrees"}
+// gitProtectedNames returns the paths in the workspace's Git directory, relative to the
+// workspace root, that stay read-only: every entry of gitControlNames (config, hooks, info,
+// commondir, alternates, …) and the directories where submodules and linked worktrees keep
+// their own (gitNestedDirs).
+func gitProtectedNames() []string {
+	var out []string
+	for _, n := range append(slices.Clone(gitControlNames), gitNestedDirs...) {
+		out = append(out, ".git/"+n)
+	}
+	return out
+}
 
 // protectedNames returns the paths, relative to the workspace root, that stay read-only
 // inside the writable workspace: gitProtectedNames and the agent, editor and tool control
@@ -169,7 +195,7 @@ var gitProtectedNames = []string{".git/hooks", ".git/config", ".git/modules", ".
 // makes a tool outside the sandbox run code or trust a server. ShellSafety, the file tools
 // and the sandbox so protect the same names. It returns a new slice on every call.
 func protectedNames() []string {
-	return append(slices.Clone(gitProtectedNames), safety.ControlFileNames()...)
+	return append(gitProtectedNames(), safety.ControlFileNames()...)
 }
 
 // runtimeRootCandidates are the version-scoped runtime roots, relative to the home
@@ -227,6 +253,8 @@ func NewProfile(h Host, network bool) (Profile, error) {
 		denied = append(denied, filepath.Join(home, d))
 	}
 	denied = append(denied, h.SystemDenied...)
+	p.HiddenPaths = hiddenPaths(h, p.WritableRoots)
+	denied = append(denied, p.HiddenPaths...)
 	p.DeniedPaths = cleanSet(denied)
 	// A read-only root inside a writable root would make that part of the workspace
 	// read-only, and one inside a denied path would open it: drop both.
@@ -252,6 +280,7 @@ func NewProfile(h Host, network bool) (Profile, error) {
 	if h.MountNamespace {
 		p.Protection = ProtectionMountNamespace
 	}
+	p.PIDNamespace = h.PIDNamespace
 	p.Env = envChanges(p)
 	return p, nil
 }
@@ -337,7 +366,7 @@ func ParseProfile(b []byte) (Profile, error) {
 	default:
 		return Profile{}, fmt.Errorf("decode sandbox profile: unknown protection %q", p.Protection)
 	}
-	for _, group := range [][]string{{p.Workspace, p.TempDir}, p.WritableRoots, p.ReadOnlyRoots, p.Devices, p.DeniedPaths, p.ProtectedPaths} {
+	for _, group := range [][]string{{p.Workspace, p.TempDir}, p.WritableRoots, p.ReadOnlyRoots, p.Devices, p.DeniedPaths, p.ProtectedPaths, p.HiddenPaths} {
 		for _, path := range group {
 			if !filepath.IsAbs(path) || filepath.Clean(path) != path {
 				return Profile{}, fmt.Errorf("decode sandbox profile: path %q: %w", path, ErrRelativePath)

@@ -18,48 +18,64 @@ const maxCachedProfiles = 256
 //     Discover returned for this command and the network switch. Discover itself runs for
 //     every command (it is the stat of each candidate root and the resolution of the
 //     workspace, PATH and Git directories), so a new runtime root, a new linked-worktree Git
-//     directory, a changed PATH or HOME, a moved workspace or a new cache root gives a new
-//     key and a new profile; nothing is reused on a guess.
-//   - the user-namespace probe of MountNamespaceUsable (a cloned child per probe when the
-//     helper lacks CAP_SYS_ADMIN), keyed by the kernel settings that decide it (see
-//     usernsFingerprint) and the caller's capability. A probe result that went stale
-//     otherwise (the per-user namespace count at its limit) fails safe: the launcher falls
-//     back to ProtectionLandlockEntries when the kernel refuses the namespace.
+//     directory, a new S-Code directory to hide, a changed HOME, GOROOT or cache root, or a
+//     moved workspace gives a new key and a new profile; nothing is reused on a guess.
+//   - the namespace probes of Discover (MountNamespaceUsable, PIDNamespaceUsable: a cloned
+//     child each), but only their successes, and only while the kernel settings that decide
+//     them (see nsFingerprint) and the caller's CAP_SYS_ADMIN are unchanged. A failure is
+//     probed again at the next command, so a passing refusal (the per-user namespace count at
+//     its limit) never weakens later profiles; a success gone stale fails closed (the
+//     launcher cannot make its PID namespace and the command does not start; a refused mount
+//     namespace falls back to ProtectionLandlockEntries).
 //
 // Its methods are safe for concurrent use. The zero value is not usable: use
 // NewProfileCache. Profiles it returns are copies: a caller may change them.
 type ProfileCache struct {
 	mu       sync.Mutex
 	profiles map[string]Profile
-	// probe and fingerprint are MountNamespaceUsable and usernsFingerprint; tests replace them.
-	probe       func() error
-	fingerprint func() string
-	usernsKey   string
-	usernsErr   error
-	usernsKnown bool
-	// hits and misses count profile look-ups, for tests and figures.
+	// mountProbe, pidProbe and fingerprint are MountNamespaceUsable, PIDNamespaceUsable and
+	// nsFingerprint; tests replace them.
+	mountProbe, pidProbe func() error
+	fingerprint          func() string
+	// usable holds, per probe name, the fingerprint under which it last succeeded.
+	usable map[string]string
+	// hits and misses count profile look-ups, for tests.
 	hits, misses int
 }
 
 // NewProfileCache returns an empty cache.
 func NewProfileCache() *ProfileCache {
-	return &ProfileCache{profiles: map[string]Profile{}, probe: MountNamespaceUsable, fingerprint: usernsFingerprint}
+	return &ProfileCache{
+		profiles: map[string]Profile{}, usable: map[string]string{},
+		mountProbe: MountNamespaceUsable, pidProbe: PIDNamespaceUsable, fingerprint: nsFingerprint,
+	}
 }
 
-// mountNamespaceUsable is MountNamespaceUsable, probed again only when the kernel settings
-// or the caller's CAP_SYS_ADMIN changed since the last probe.
-func (c *ProfileCache) mountNamespaceUsable() error {
+// probes returns the namespace probes of Discover with their successes reused.
+func (c *ProfileCache) probes() namespaceProbes {
+	return namespaceProbes{
+		mount: func() error { return c.probe("mount", c.mountProbe) },
+		pid:   func() error { return c.probe("pid", c.pidProbe) },
+	}
+}
+
+// probe runs probe unless it succeeded before under the same kernel settings and
+// capability.
+func (c *ProfileCache) probe(name string, probe func() error) error {
 	key := strconv.FormatBool(HasSysAdmin()) + "\x00" + c.fingerprint()
 	c.mu.Lock()
-	if c.usernsKnown && c.usernsKey == key {
-		err := c.usernsErr
-		c.mu.Unlock()
-		return err
-	}
+	k, ok := c.usable[name]
 	c.mu.Unlock()
-	err := c.probe()
+	if ok && k == key {
+		return nil
+	}
+	err := probe()
 	c.mu.Lock()
-	c.usernsKey, c.usernsErr, c.usernsKnown = key, err, true
+	if err == nil {
+		c.usable[name] = key
+	} else {
+		delete(c.usable, name)
+	}
 	c.mu.Unlock()
 	return err
 }
@@ -118,7 +134,9 @@ func hostKey(h Host, network bool) string {
 	list(h.HomeConfigFiles)
 	list(h.Devices)
 	list(h.SystemDenied)
+	list(h.StateDirs)
 	b.WriteString(strconv.FormatBool(h.MountNamespace))
+	b.WriteString(strconv.FormatBool(h.PIDNamespace))
 	b.WriteString(strconv.FormatBool(network))
 	return b.String()
 }

@@ -2,5 +2,5 @@
 
 package sandbox
 
-// usernsFingerprint is constant: outside Linux MountNamespaceUsable always refuses.
-func usernsFingerprint() string { return "" }
+// nsFingerprint is constant: outside Linux the namespace probes always refuse.
+func nsFingerprint() string { return "" }

@@ -105,26 +105,39 @@ func TestProfileCacheInvalidation(t *testing.T) {
 
 	// The workspace becomes a linked worktree: its Git directories outside it are read-only
 	// roots from the next command on.
-	gitdir := filepath.Join(filepath.Dir(f.home), "main.git", "worktrees", "proj")
-	if err := os.MkdirAll(gitdir, 0o755); err != nil {
-		t.Fatal(err)
+	common := filepath.Join(filepath.Dir(f.home), "main.git")
+	gitdir := filepath.Join(common, "worktrees", "proj")
+	for _, d := range []string{filepath.Join(common, "objects"), filepath.Join(common, "refs"), gitdir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range map[string]string{
+		filepath.Join(common, "HEAD"): "ref: refs/heads/main\n",
+		filepath.Join(gitdir, "HEAD"): "ref: refs/heads/proj\n", filepath.Join(gitdir, "commondir"): "../..\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(f.ws, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if p := f.check(t, false); !slices.Contains(p.ReadOnlyRoots, gitdir) {
-		t.Fatalf("linked worktree's Git directory %s not in %v", gitdir, p.ReadOnlyRoots)
+	if p := f.check(t, false); !slices.Contains(p.ReadOnlyRoots, common) {
+		t.Fatalf("linked worktree's common Git directory %s not in %v", common, p.ReadOnlyRoots)
 	}
 
-	// A changed environment: another Go root, another cache root.
-	goroot := filepath.Join(filepath.Dir(f.home), "go1.99")
-	if err := os.MkdirAll(goroot, 0o755); err != nil {
+	// A new path to hide: S-Code's configuration directory appears (s-code was configured
+	// meanwhile); from the next command on it is a denied path.
+	conf := filepath.Join(f.home, ".config", "s-code")
+	if err := os.MkdirAll(conf, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f.env["GOROOT"] = goroot
-	if p := f.check(t, false); !slices.Contains(p.ReadOnlyRoots, goroot) {
-		t.Fatalf("new GOROOT %s not in %v", goroot, p.ReadOnlyRoots)
+	if p := f.check(t, false); !slices.Contains(p.DeniedPaths, conf) {
+		t.Fatalf("new S-Code directory %s not in the denied paths %v", conf, p.DeniedPaths)
 	}
+
+	// A changed environment: another cache root.
 	cache2 := filepath.Join(filepath.Dir(f.home), "cache2")
 	if err := os.MkdirAll(cache2, 0o755); err != nil {
 		t.Fatal(err)
@@ -153,45 +166,94 @@ func TestProfileCacheInvalidation(t *testing.T) {
 	}
 }
 
-// TestProfileCacheUsernsProbe: the user-namespace probe runs once while the kernel settings
-// are unchanged, again when they change, and its refusal is kept as a refusal.
-func TestProfileCacheUsernsProbe(t *testing.T) {
+// TestProfileCacheProbes: a namespace probe that succeeded is not run again while the kernel
+// settings are unchanged; it runs again when they change; a failure is never reused (the next
+// command probes again), so a passing refusal cannot weaken later profiles.
+func TestProfileCacheProbes(t *testing.T) {
 	c := NewProfileCache()
-	probes, settings := 0, "15000"
-	refuse := false
-	c.probe = func() error {
-		probes++
-		if refuse {
-			return ErrNoMountNamespace
+	runs := map[string]int{}
+	refuse := map[string]bool{}
+	settings := "15000"
+	fake := func(name string) func() error {
+		return func() error {
+			runs[name]++
+			if refuse[name] {
+				return ErrNoPIDNamespace
+			}
+			return nil
 		}
-		return nil
 	}
+	c.mountProbe, c.pidProbe = fake("mount"), fake("pid")
 	c.fingerprint = func() string { return settings }
+	pr := c.probes()
 	for range 3 {
-		if err := c.mountNamespaceUsable(); err != nil {
-			t.Fatal(err)
+		if pr.mount() != nil || pr.pid() != nil {
+			t.Fatal("probe failed")
 		}
 	}
-	if probes != 1 {
-		t.Fatalf("%d probes for unchanged settings, want 1", probes)
+	if runs["mount"] != 1 || runs["pid"] != 1 {
+		t.Fatalf("probes run %v for unchanged settings, want once each", runs)
 	}
-	settings, refuse = "0", true // max_user_namespaces set to 0
-	if err := c.mountNamespaceUsable(); !errors.Is(err, ErrNoMountNamespace) {
-		t.Fatalf("after the settings changed: %v, want ErrNoMountNamespace", err)
+	settings, refuse["pid"] = "0", true // max_pid_namespaces set to 0
+	if err := pr.pid(); !errors.Is(err, ErrNoPIDNamespace) {
+		t.Fatalf("after the settings changed: %v, want the probe's refusal", err)
 	}
-	if err := c.mountNamespaceUsable(); !errors.Is(err, ErrNoMountNamespace) || probes != 2 {
-		t.Fatalf("refusal not kept: %v after %d probes", err, probes)
+	if err := pr.pid(); !errors.Is(err, ErrNoPIDNamespace) || runs["pid"] != 3 {
+		t.Fatalf("a refusal was reused: %v after %d runs, want a third run", err, runs["pid"])
+	}
+	refuse["pid"] = false // the refusal passed (a namespace count below its limit again)
+	if err := pr.pid(); err != nil || runs["pid"] != 4 {
+		t.Fatalf("after the refusal passed: %v after %d runs", err, runs["pid"])
+	}
+	if pr.mount() != nil || runs["mount"] != 2 {
+		t.Fatalf("mount probe not run again after the settings changed: %d runs", runs["mount"])
 	}
 }
 
-// TestUsernsFingerprintReadsSettings: on Linux the fingerprint holds the settings' contents.
-func TestUsernsFingerprintReadsSettings(t *testing.T) {
+// TestNSFingerprintReadsSettings: on Linux the fingerprint holds the settings' contents.
+func TestNSFingerprintReadsSettings(t *testing.T) {
 	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
 	if err != nil {
 		t.Skipf("no /proc/sys/user/max_user_namespaces: %v", err)
 	}
-	if fp := usernsFingerprint(); len(fp) < len(b) || fp[:len(b)] != string(b) {
+	if fp := nsFingerprint(); len(fp) < len(b) || fp[:len(b)] != string(b) {
 		t.Fatalf("fingerprint %q does not start with max_user_namespaces %q", fp, b)
+	}
+}
+
+// TestHostKeyCoversEveryField changes each field of a Host in turn (by reflection, so that a
+// field added later is covered too) and fails if the cache key stays the same: a profile
+// must never be reused for a host that differs in anything NewProfile reads.
+func TestHostKeyCoversEveryField(t *testing.T) {
+	base := testHost()
+	k0 := hostKey(base, false)
+	if hostKey(base, true) == k0 {
+		t.Fatal("network not in the key")
+	}
+	ht := reflect.TypeOf(base)
+	for i := range ht.NumField() {
+		h := base
+		v := reflect.ValueOf(&h).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(v.String() + "x")
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+		case reflect.Slice:
+			v.Set(reflect.Append(v, reflect.ValueOf("/x")))
+		default:
+			t.Fatalf("Host.%s has kind %v: teach hostKey and this test about it", ht.Field(i).Name, v.Kind())
+		}
+		if hostKey(h, false) == k0 {
+			t.Errorf("changing Host.%s leaves the cache key unchanged", ht.Field(i).Name)
+		}
+	}
+	// Moving a path from one list to the next changes the key too.
+	a, b := base, base
+	a.ToolRoots, a.RuntimeRoots = []string{"/p"}, nil
+	b.ToolRoots, b.RuntimeRoots = nil, []string{"/p"}
+	if hostKey(a, false) == hostKey(b, false) {
+		t.Error("a path in ToolRoots and the same path in RuntimeRoots share a key")
 	}
 }
 

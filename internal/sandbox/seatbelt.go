@@ -46,6 +46,8 @@ func Seatbelt(p Profile) string {
 		b.WriteString("(allow network*)\n")
 		b.WriteString("(allow system-socket)\n")
 		b.WriteString("(allow mach-lookup (global-name \"com.apple.dnssd.service\") (global-name \"com.apple.SystemConfiguration.DNSConfiguration\") (global-name \"com.apple.SystemConfiguration.configd\") (global-name \"com.apple.trustd.agent\") (global-name \"com.apple.ocspd\"))\n")
+		b.WriteString("; the helpers' sockets and S-Code's directories stay out of reach\n")
+		writeRule(&b, "(deny network-outbound", p.HiddenPaths)
 	} else {
 		b.WriteString("; off: no Internet sockets; Unix-domain sockets only inside the writable roots\n")
 		var filters []string

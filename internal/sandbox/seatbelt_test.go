@@ -21,6 +21,7 @@ func TestSeatbeltGolden(t *testing.T) {
 		RuntimeRoots:    []string{"/Users/ada/.nvm/versions"},
 		HomeConfigFiles: []string{"/Users/ada/.gitconfig"},
 		Devices:         []string{"/dev/null", "/dev/tty"},
+		StateDirs:       []string{"/Users/ada/.local/state/s-code", "/Users/ada/.config/s-code"},
 	}
 	for _, tt := range []struct {
 		name    string

@@ -23,12 +23,15 @@ const (
 )
 
 // ExitStatus returns the exit status the launcher process ends with after Run returned err,
-// printing err to stderr as "s-code-sandbox: err" unless it is the -h/--help request.
+// printing err to stderr as "s-code-sandbox: err" unless it is the -h/--help request or the
+// end of a command the launcher ran as its init (ErrCommandExited: the command's own status).
 func ExitStatus(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", sandbox.LauncherName, err)
+	if !errors.Is(err, ErrCommandExited) {
+		fmt.Fprintf(stderr, "%s: %v\n", sandbox.LauncherName, err)
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
@@ -43,6 +46,11 @@ var ErrUnsupported = errors.New("sandbox launcher: not supported on this operati
 // the profile does not carry a person's approval to run it unconfined.
 var ErrUnconfined = errors.New("sandbox launcher: the kernel cannot confine this command and no person approved running it unconfined")
 
+// ErrCommandExited is the error of a launcher that ran the command as its init (see
+// sandbox.Profile.PIDNamespace) and saw it end: the ExitError carrying it holds the
+// command's status, and nothing went wrong, so the launcher ends with that status silently.
+var ErrCommandExited = errors.New("sandbox launcher: the command ended")
+
 // ExitError is a launcher failure with the exit status the launcher process should end with.
 type ExitError struct {
 	Code int
@@ -55,12 +63,17 @@ func (e *ExitError) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// Main runs the launcher (Run) with args (without the program name) and returns the exit
+// status its process should end with (see ExitStatus).
+func Main(args []string, stderr io.Writer) int { return ExitStatus(Run(args, stderr), stderr) }
+
 // Run is the launcher's main logic: it parses args (without the program name) as
 //
 //	--profile-json JSON | --profile FILE  -- COMMAND [ARG…]
 //
 // reads the sandbox profile, confines the process and execs COMMAND with the current
-// environment. On success it does not return. Errors are *ExitError values carrying the
+// environment. On success it does not return, or, as the init of the command's PID
+// namespace, returns an ExitError wrapping ErrCommandExited with the command's status. Errors are *ExitError values carrying the
 // exit status (126: cannot confine or run, 127: command not found, 2: usage).
 func Run(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet(sandbox.LauncherName, flag.ContinueOnError)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -28,18 +29,24 @@ import (
 //     and bind-mount the existing protected paths read-only (see protectWithMounts); when
 //     that fails, say so on stderr and fall back to sandbox.ProtectionLandlockEntries,
 //     never to a workspace without protected paths;
-//  3. build the Landlock ruleset from the profile (before any restriction, so the walk of
+//  3. when p asks for sandbox.ProtectionMountNamespace: hide p.HiddenPaths (S-Code's
+//     runtime, state and configuration directories, the helpers' sockets) under empty
+//     read-only mounts (see hidePaths), so no helper socket can be reached;
+//  4. build the Landlock ruleset from the profile (before any restriction, so the walk of
 //     the granted roots can read them): with the mounts, the workspace tree is granted as a
 //     whole; without, it is split around the protected paths (see plan);
-//  4. drop every capability: the bounding set (when the launcher may), then the ambient,
+//  5. drop every capability: the bounding set (when the launcher may), then the ambient,
 //     inheritable, permitted and effective sets, so that neither root nor the owner of the
 //     launcher's user namespace gets a capability at execve (capabilities(7)), and the
 //     command cannot undo the mounts;
-//  5. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
-//  6. enforce Landlock (landlock_restrict_self(2));
-//  7. load the seccomp filters (seccomp(2)), see seccompFilters; they refuse mount,
+//  6. set no_new_privs (prctl(2) PR_SET_NO_NEW_PRIVS);
+//  7. enforce Landlock (landlock_restrict_self(2));
+//  8. load the seccomp filters (seccomp(2)), see seccompFilters; they refuse mount,
 //     umount2, the new mount API and new user namespaces to the command;
-//  8. execve(2).
+//  9. execve(2); or, when the launcher is pid 1 of its own PID namespace (sandbox.Command
+//     starts it so when p.PIDNamespace), fork and exec the command and stay its init (see
+//     runAsInit), so that no process of the command outlives it. A launcher asked for a PID
+//     namespace that is not pid 1 refuses (ErrNoPIDNamespace), before it changes anything.
 //
 // A kernel without Landlock or seccomp fails with ErrUnconfined unless p.AllowUnconfined;
 // then the command runs with whatever of the two exists.
@@ -52,23 +59,56 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 	if err != nil {
 		return &ExitError{ExitNotFound, err}
 	}
+	asInit := os.Getpid() == 1
+	if p.PIDNamespace && !asInit {
+		return &ExitError{ExitCannotRun, fmt.Errorf("%w: the profile asks for one, and the launcher is pid %d, not 1 (start it through sandbox.Command)", sandbox.ErrNoPIDNamespace, os.Getpid())}
+	}
 	f := sandbox.ProbeFeatures()
 	if !f.Confines() && !p.AllowUnconfined {
 		return &ExitError{ExitCannotRun, fmt.Errorf("%w: %s", ErrUnconfined, f.Problem)}
 	}
 
 	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
+	hostNS := mountNamespaceID()
 
 	layout := p
+	// Per-entry Landlock rules cannot keep a path read-only without splitting every
+	// directory above it: .git/objects/info/alternates would make .git/objects read_dir
+	// only, and no new object directory could be made. In that layout the entries below
+	// .git/objects are left to the post-run check (sandbox.QuarantineGit).
+	layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
+		return sandbox.Within(filepath.Join(p.Workspace, ".git", "objects"), pp)
+	})
 	if p.Protection == sandbox.ProtectionMountNamespace {
 		if _, err := protectWithMounts(p); err != nil {
 			fmt.Fprintf(stderr, "%s: protected paths kept read-only by per-entry Landlock rules (%s): %v\n", sandbox.LauncherName, sandbox.ProtectionLandlockEntries, err)
 		} else {
+			if asInit {
+				if err := mountOwnProc(); err != nil {
+					fmt.Fprintf(stderr, "%s: /proc stays the host's: %v\n", sandbox.LauncherName, err)
+				}
+			}
 			// The mounts keep the protected paths in the workspace read-only: Landlock
 			// need not split the workspace around them. Any protected path outside the
 			// workspace (NewProfile makes none) stays a Landlock hole.
 			layout.ProtectedPaths = slices.DeleteFunc(slices.Clone(p.ProtectedPaths), func(pp string) bool {
 				return sandbox.Within(p.Workspace, pp)
+			})
+		}
+	}
+	if p.Protection == sandbox.ProtectionMountNamespace {
+		hidden, err := hidePaths(p, hostNS)
+		switch {
+		case errors.Is(err, sandbox.ErrNoMountNamespace):
+			fmt.Fprintf(stderr, "%s: S-Code's directories are only denied by Landlock, not hidden: %v\n", sandbox.LauncherName, err)
+		case err != nil:
+			return &ExitError{ExitCannotRun, err}
+		default:
+			// A hidden path inside a writable root (and what lies beneath it) is empty and
+			// read-only now: Landlock need not split the root around it.
+			layout.DeniedPaths = slices.DeleteFunc(slices.Clone(layout.DeniedPaths), func(d string) bool {
+				return slices.ContainsFunc(hidden, func(h string) bool { return sandbox.Within(h, d) }) &&
+					slices.ContainsFunc(p.WritableRoots, func(w string) bool { return sandbox.Within(w, d) })
 			})
 		}
 	}
@@ -97,12 +137,75 @@ func execConfined(p sandbox.Profile, argv, env []string, stderr io.Writer) error
 			return &ExitError{ExitCannotRun, err}
 		}
 	}
+	if asInit {
+		return runAsInit(path, argv, env)
+	}
 	err = syscall.Exec(path, argv, env)
 	code := ExitCannotRun
 	if errors.Is(err, syscall.ENOENT) {
 		code = ExitNotFound
 	}
 	return &ExitError{code, fmt.Errorf("execve %s: %w", path, err)}
+}
+
+// runAsInit starts the command as the only child of the launcher, which is pid 1 of the
+// command's PID namespace and already confined (the child inherits the Landlock domain and
+// the seccomp filters of this locked thread, and no capability), and stays its init: it
+// reaps every process reparented to it, forwards SIGTERM and SIGHUP to the command (s-code
+// sandbox forwards those to the launcher alone; signals sent to the process group, by the
+// terminal or the helper, reach the command directly), and when the command's process ends
+// it kills every other process of the namespace (kill(2) pid -1 from init) and returns an
+// ErrCommandExited with the command's status: its exit status, or 128+N when signal N ended
+// it (an init cannot die of a signal it sent itself). When the launcher ends, the kernel
+// kills whatever is left in the namespace (pid_namespaces(7)), also when the helper kills
+// the launcher outright.
+func runAsInit(path string, argv, env []string) error {
+	// No other process may read or write this one's memory (proc(5) /proc/PID/mem).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return &ExitError{ExitCannotRun, fmt.Errorf("prctl PR_SET_DUMPABLE: %w", err)}
+	}
+	// Every signal is caught, not ignored (an ignored signal would stay ignored in the
+	// command across execve): a signal sent to the process group (the terminal's SIGINT, the
+	// helper's SIGTERM) reaches the command directly and must not end the launcher (Go's
+	// default for SIGINT is to exit), which would end the command's namespace with it.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs)
+	// syscall.ForkExec clones this goroutine's locked, confined thread.
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		code := ExitCannotRun
+		if errors.Is(err, syscall.ENOENT) {
+			code = ExitNotFound
+		}
+		return &ExitError{code, fmt.Errorf("execve %s: %w", path, err)}
+	}
+	go func() {
+		for s := range sigs {
+			if s == syscall.SIGTERM || s == syscall.SIGHUP {
+				syscall.Kill(pid, s.(syscall.Signal))
+			}
+		}
+	}()
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			syscall.Kill(-1, syscall.SIGKILL)
+			return &ExitError{ExitCannotRun, fmt.Errorf("wait4: %w", err)}
+		}
+		if got != pid {
+			continue // an orphan of the command, reaped
+		}
+		syscall.Kill(-1, syscall.SIGKILL)
+		code := ws.ExitStatus()
+		if ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+		return &ExitError{code, ErrCommandExited}
+	}
 }
 
 // lookPath finds file on the PATH of env (not of the launcher's own environment, which is

@@ -37,13 +37,7 @@ const (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asLauncherEnv) == "1" && len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "--profile") {
-		err := Run(os.Args[1:], os.Stderr)
-		fmt.Fprintf(os.Stderr, "s-code-sandbox: %v\n", err)
-		var ee *ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.Code)
-		}
-		os.Exit(ExitCannotRun)
+		os.Exit(Main(os.Args[1:], os.Stderr))
 	}
 	if p := os.Getenv(probeEnv); p != "" {
 		os.Exit(probe(p, os.Args[1:]))
@@ -181,6 +175,12 @@ func probe(name string, args []string) int {
 		err = sandbox.MountNamespaceUsable()
 	case "umount":
 		err = unix.Unmount(args[0], unix.MNT_DETACH)
+	case "connect-unix": // a raw connect(2) to the Unix socket args[0]
+		var fd int
+		if fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+			err = unix.Connect(fd, &unix.SockaddrUnix{Name: args[0]})
+			unix.Close(fd)
+		}
 	default:
 		fmt.Printf("unknown probe %s\n", name)
 		return 2
@@ -607,13 +607,20 @@ func TestEscapeProneCalls(t *testing.T) {
 		{"tiocsti", nil, "errno EPERM"},
 		{"capabilities", []string{"bounding"}, "ok"},
 		{"umount", []string{filepath.Join(f.ws, ".git", "hooks")}, "errno EPERM"},
-		// Landlock ABI 6 scoping: no signals to processes outside the sandbox.
-		{"kill", []string{strconv.Itoa(os.Getpid())}, "errno EPERM"},
+		// In its own PID namespace the command cannot even name outside processes.
+		{"kill", []string{strconv.Itoa(os.Getpid())}, "errno ESRCH"},
+		// Without one, Landlock ABI 6 scoping: no signals to processes outside the sandbox.
+		{"kill-no-pidns", []string{strconv.Itoa(os.Getpid())}, "errno EPERM"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.probe, func(t *testing.T) {
-			if tt.probe == "kill" && sandbox.ProbeFeatures().LandlockABI < 6 {
+			if tt.probe == "kill-no-pidns" && sandbox.ProbeFeatures().LandlockABI < 6 {
 				t.Skip("signal scoping needs Landlock ABI 6")
+			}
+			f := *f
+			if tt.probe == "kill-no-pidns" {
+				f.profile.PIDNamespace = false
+				tt.probe = "kill"
 			}
 			if got := f.probe(t, tt.probe, tt.args...); got != tt.want {
 				t.Fatalf("probe %s = %q, want %q", tt.probe, got, tt.want)
@@ -781,7 +788,9 @@ func TestOrdinaryUser(t *testing.T) {
 				// per-entry layout and say so.
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				cmd, err := sandbox.Command(ctx, bin, f.profile, []string{"sh", "-c", `echo x > .git/hooks/pre-commit; echo x > newfile2`}, f.env)
+				p := f.profile
+				p.PIDNamespace = false // TestLauncherRefusesWithoutPIDNamespace covers it
+				cmd, err := sandbox.Command(ctx, bin, p, []string{"sh", "-c", `echo x > .git/hooks/pre-commit; echo x > newfile2`}, f.env)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -848,8 +857,11 @@ func TestRunner(t *testing.T) {
 	f := newFixture(t, false)
 	exe, _ := os.Executable()
 	r := sandbox.Runner{Launcher: exe, Getenv: func(k string) string {
-		if k == sandbox.CacheDirEnv {
+		switch k {
+		case sandbox.CacheDirEnv:
 			return f.cacheRoot
+		case "HOME":
+			return f.home
 		}
 		return ""
 	}}
@@ -872,5 +884,17 @@ func TestRunner(t *testing.T) {
 	}
 	if _, err := r.Command(context.Background(), f.ws, f.home, false, sh, []string{"sh"}, f.env); err == nil {
 		t.Fatal("a directory outside the workspace was accepted")
+	}
+	// The command's environment has no say in the profile: a toolchain variable naming "/"
+	// does not make the root readable, and a cache directory elsewhere is not granted.
+	elsewhere := t.TempDir()
+	env := append(slices.Clone(f.env), "GOROOT=/", sandbox.CacheDirEnv+"="+elsewhere, "XDG_CACHE_HOME="+elsewhere, "HOME="+elsewhere)
+	cmd, err = r.Command(context.Background(), f.ws, dir, false, sh, []string{"sh", "-c", `ls / >/dev/null 2>&1 && echo listed-root; echo "$GOCACHE"; echo x > "$1/x" && echo wrote-elsewhere`, "sh", elsewhere}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ = cmd.CombinedOutput()
+	if strings.Contains(string(out), "listed-root") || strings.Contains(string(out), "wrote-elsewhere") || !strings.Contains(string(out), filepath.Join(f.profile.CacheNamespace, "go-build")) {
+		t.Fatalf("the command's environment changed the profile:\n%s", out)
 	}
 }

@@ -30,7 +30,10 @@ const resolveInWorkspace = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | uni
 // flags). The workspace's .git directory is bind-mounted onto itself too (read-write), so it
 // is a mount point: rename(2) and rmdir(2) of a mount point fail with EBUSY, so .git can no
 // more be moved aside than .git/hooks. A missing .git/hooks in a .git directory is created
-// empty (as git init does) so it can be mounted; other missing protected paths get no mount.
+// empty (as git init does) so it can be mounted, and so are the other placeholders of
+// sandbox.MakeGitPlaceholder (sandbox.Command makes them before, so the post-run check's
+// mark comes after them);
+// other missing protected paths get no mount.
 // It returns the protected paths it mounted. Paths are opened beneath the workspace without
 // following any symbolic link; a protected path (or .git) that is one fails with
 // errMountLayout.
@@ -64,11 +67,12 @@ func protectWithMounts(p sandbox.Profile) ([]string, error) {
 	gitDir := false
 	for _, rel := range rels {
 		fd, err := openBeneath(ws, rel)
-		if errors.Is(err, unix.ENOENT) && rel == ".git/hooks" && gitDir {
-			if err := unix.Mkdirat(ws, rel, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-				return nil, fmt.Errorf("mkdir %s: %w", rel, err)
+		if errors.Is(err, unix.ENOENT) && gitDir {
+			if made, perr := sandbox.MakeGitPlaceholder(ws, rel); perr != nil {
+				return nil, perr
+			} else if made {
+				fd, err = openBeneath(ws, rel)
 			}
-			fd, err = openBeneath(ws, rel)
 		}
 		switch {
 		case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
@@ -161,6 +165,19 @@ func remountReadOnly(ws int, rel string) error {
 	}
 	if uint64(sfs.Flags)&unix.ST_RDONLY == 0 {
 		return fmt.Errorf("remount %s read-only: the mount is still writable", rel)
+	}
+	return nil
+}
+
+// mountOwnProc mounts a new proc file system on /proc in the launcher's mount namespace, so
+// that /proc shows the processes of the command's PID namespace (pid_namespaces(7), "/proc
+// and PID namespaces"), where /proc/PID of the command's own pid is its own; nosuid, nodev,
+// noexec. It must run before the Landlock rules are built (they hold the new /proc). A
+// kernel that refuses it (a /proc with locked overmounts, as in some containers) leaves the
+// host's /proc: an error the launcher reports and goes on from.
+func mountOwnProc() error {
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount proc on /proc: %w", err)
 	}
 	return nil
 }

@@ -1637,6 +1637,14 @@ type PlanRequest struct {
 	ExtraWritable []string       `protobuf:"bytes,13,rep,name=extra_writable,json=extraWritable,proto3" json:"extra_writable,omitempty"`
 	Path          string         `protobuf:"bytes,14,opt,name=path,proto3" json:"path,omitempty"`
 	Intent        PlanIntent     `protobuf:"varint,15,opt,name=intent,proto3,enum=scode.helper.v1.PlanIntent" json:"intent,omitempty"`
+	// patch, when set, makes this the plan of a batch of file edits (an apply_patch request,
+	// docs/patch.md) instead of a command; command, shell, env and network are then ignored.
+	Patch []byte `protobuf:"bytes,16,opt,name=patch,proto3" json:"patch,omitempty"`
+	// turn is the turn id an edit is recorded under for undo (or, with undo, the turn to
+	// revert; empty: the latest).
+	Turn string `protobuf:"bytes,17,opt,name=turn,proto3" json:"turn,omitempty"`
+	// undo, when set, makes this the plan of reverting turn (see Undo).
+	Undo          bool `protobuf:"varint,18,opt,name=undo,proto3" json:"undo,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1753,6 +1761,27 @@ func (x *PlanRequest) GetIntent() PlanIntent {
 		return x.Intent
 	}
 	return PlanIntent_PLAN_INTENT_UNSPECIFIED
+}
+
+func (x *PlanRequest) GetPatch() []byte {
+	if x != nil {
+		return x.Patch
+	}
+	return nil
+}
+
+func (x *PlanRequest) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetUndo() bool {
+	if x != nil {
+		return x.Undo
+	}
+	return false
 }
 
 // SandboxSummary is the sandbox profile a plan's command runs under.
@@ -1896,7 +1925,16 @@ type Plan struct {
 	// digest is the SHA-256 (hex) of the plan's canonical JSON (see permission.Plan).
 	Digest string `protobuf:"bytes,16,opt,name=digest,proto3" json:"digest,omitempty"`
 	// role is the helper's context.
-	Role          Role `protobuf:"varint,17,opt,name=role,proto3,enum=scode.helper.v1.Role" json:"role,omitempty"`
+	Role Role `protobuf:"varint,17,opt,name=role,proto3,enum=scode.helper.v1.Role" json:"role,omitempty"`
+	// kind is "exec" (a command) or "edit" (a batch of file edits).
+	Kind string `protobuf:"bytes,18,opt,name=kind,proto3" json:"kind,omitempty"`
+	// targets are the complete paths an edit writes, in batch order.
+	Targets []string `protobuf:"bytes,19,rep,name=targets,proto3" json:"targets,omitempty"`
+	// patch_sha256 is the SHA-256 (hex) of an edit's request bytes: what is approved is the
+	// edit itself, not only its targets.
+	PatchSha256 string `protobuf:"bytes,20,opt,name=patch_sha256,json=patchSha256,proto3" json:"patch_sha256,omitempty"`
+	// turn is the turn id an edit is recorded under.
+	Turn          string `protobuf:"bytes,21,opt,name=turn,proto3" json:"turn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2050,6 +2088,34 @@ func (x *Plan) GetRole() Role {
 	return Role_ROLE_UNSPECIFIED
 }
 
+func (x *Plan) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Plan) GetTargets() []string {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *Plan) GetPatchSha256() string {
+	if x != nil {
+		return x.PatchSha256
+	}
+	return ""
+}
+
+func (x *Plan) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Plan  *Plan                  `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
@@ -2122,6 +2188,313 @@ func (x *PlanResponse) GetRequestId() string {
 	return ""
 }
 
+// ApplyPatchRequest is one batch of file edits to apply. Its fields are those of
+// PlanRequest, with the same numbers.
+type ApplyPatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workspace     string                 `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Cwd           string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Approval      *Approval              `protobuf:"bytes,10,opt,name=approval,proto3" json:"approval,omitempty"`
+	Mode          Mode                   `protobuf:"varint,11,opt,name=mode,proto3,enum=scode.helper.v1.Mode" json:"mode,omitempty"`
+	Patch         []byte                 `protobuf:"bytes,16,opt,name=patch,proto3" json:"patch,omitempty"`
+	Turn          string                 `protobuf:"bytes,17,opt,name=turn,proto3" json:"turn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyPatchRequest) Reset() {
+	*x = ApplyPatchRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyPatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyPatchRequest) ProtoMessage() {}
+
+func (x *ApplyPatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyPatchRequest.ProtoReflect.Descriptor instead.
+func (*ApplyPatchRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ApplyPatchRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ApplyPatchRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *ApplyPatchRequest) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+func (x *ApplyPatchRequest) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *ApplyPatchRequest) GetPatch() []byte {
+	if x != nil {
+		return x.Patch
+	}
+	return nil
+}
+
+func (x *ApplyPatchRequest) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
+// ApplyPatchResponse is how a batch ended: denied (nothing written), or result_json, the
+// file tools' JSON answer (docs/patch.md: the result, or the error object of a refused or
+// partly applied batch).
+type ApplyPatchResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RequestId  string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Denied     *Denied                `protobuf:"bytes,2,opt,name=denied,proto3" json:"denied,omitempty"`
+	ResultJson []byte                 `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// applied reports whether the batch was applied whole.
+	Applied       bool `protobuf:"varint,4,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyPatchResponse) Reset() {
+	*x = ApplyPatchResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyPatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyPatchResponse) ProtoMessage() {}
+
+func (x *ApplyPatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyPatchResponse.ProtoReflect.Descriptor instead.
+func (*ApplyPatchResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ApplyPatchResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ApplyPatchResponse) GetDenied() *Denied {
+	if x != nil {
+		return x.Denied
+	}
+	return nil
+}
+
+func (x *ApplyPatchResponse) GetResultJson() []byte {
+	if x != nil {
+		return x.ResultJson
+	}
+	return nil
+}
+
+func (x *ApplyPatchResponse) GetApplied() bool {
+	if x != nil {
+		return x.Applied
+	}
+	return false
+}
+
+// UndoRequest is one turn to revert. Its fields are those of PlanRequest, with the same
+// numbers.
+type UndoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workspace     string                 `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Cwd           string                 `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	Approval      *Approval              `protobuf:"bytes,10,opt,name=approval,proto3" json:"approval,omitempty"`
+	Mode          Mode                   `protobuf:"varint,11,opt,name=mode,proto3,enum=scode.helper.v1.Mode" json:"mode,omitempty"`
+	Turn          string                 `protobuf:"bytes,17,opt,name=turn,proto3" json:"turn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndoRequest) Reset() {
+	*x = UndoRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndoRequest) ProtoMessage() {}
+
+func (x *UndoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndoRequest.ProtoReflect.Descriptor instead.
+func (*UndoRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *UndoRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *UndoRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *UndoRequest) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
+func (x *UndoRequest) GetMode() Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Mode_MODE_UNSPECIFIED
+}
+
+func (x *UndoRequest) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
+// UndoResponse is how an undo ended: denied (nothing changed), or result_json, the file
+// tools' JSON answer (docs/patch.md: restored, deleted, skipped; or the error object).
+type UndoResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RequestId  string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Denied     *Denied                `protobuf:"bytes,2,opt,name=denied,proto3" json:"denied,omitempty"`
+	ResultJson []byte                 `protobuf:"bytes,3,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// undone reports whether every file of the turn was reverted.
+	Undone        bool `protobuf:"varint,4,opt,name=undone,proto3" json:"undone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndoResponse) Reset() {
+	*x = UndoResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndoResponse) ProtoMessage() {}
+
+func (x *UndoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndoResponse.ProtoReflect.Descriptor instead.
+func (*UndoResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *UndoResponse) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *UndoResponse) GetDenied() *Denied {
+	if x != nil {
+		return x.Denied
+	}
+	return nil
+}
+
+func (x *UndoResponse) GetResultJson() []byte {
+	if x != nil {
+		return x.ResultJson
+	}
+	return nil
+}
+
+func (x *UndoResponse) GetUndone() bool {
+	if x != nil {
+		return x.Undone
+	}
+	return false
+}
+
 type CheckRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Command       string                 `protobuf:"bytes,1,opt,name=command,proto3" json:"command,omitempty"`
@@ -2134,7 +2507,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2519,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2532,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CheckRequest) GetCommand() string {
@@ -2199,7 +2572,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2584,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2597,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CheckResponse) GetVerdict() *Verdict {
@@ -2242,7 +2615,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2254,7 +2627,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2267,7 +2640,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{24}
 }
 
 type StatusResponse struct {
@@ -2288,7 +2661,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2673,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2686,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -2445,7 +2818,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\astarted\x18\x03 \x01(\v2\x18.scode.helper.v1.StartedH\x00R\astarted\x121\n" +
 	"\x06output\x18\x04 \x01(\v2\x17.scode.helper.v1.OutputH\x00R\x06output\x121\n" +
 	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exitedB\a\n" +
-	"\x05event\"\x91\x04\n" +
+	"\x05event\"\xcf\x04\n" +
 	"\vPlanRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -2459,7 +2832,10 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\anetwork\x18\f \x01(\bR\anetwork\x12%\n" +
 	"\x0eextra_writable\x18\r \x03(\tR\rextraWritable\x12\x12\n" +
 	"\x04path\x18\x0e \x01(\tR\x04path\x123\n" +
-	"\x06intent\x18\x0f \x01(\x0e2\x1b.scode.helper.v1.PlanIntentR\x06intent\x1a6\n" +
+	"\x06intent\x18\x0f \x01(\x0e2\x1b.scode.helper.v1.PlanIntentR\x06intent\x12\x14\n" +
+	"\x05patch\x18\x10 \x01(\fR\x05patch\x12\x12\n" +
+	"\x04turn\x18\x11 \x01(\tR\x04turn\x12\x12\n" +
+	"\x04undo\x18\x12 \x01(\bR\x04undo\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb7\x02\n" +
@@ -2474,7 +2850,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\n" +
 	"protection\x18\b \x01(\tR\n" +
 	"protection\x12\x18\n" +
-	"\anetwork\x18\t \x01(\bR\anetwork\"\xc3\x04\n" +
+	"\anetwork\x18\t \x01(\bR\anetwork\"\xa8\x05\n" +
 	"\x04Plan\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x10\n" +
 	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x18\n" +
@@ -2494,13 +2870,46 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\x0f \x01(\rR\ttimeoutMs\x12\x16\n" +
 	"\x06digest\x18\x10 \x01(\tR\x06digest\x12)\n" +
-	"\x04role\x18\x11 \x01(\x0e2\x15.scode.helper.v1.RoleR\x04role\"\xb4\x01\n" +
+	"\x04role\x18\x11 \x01(\x0e2\x15.scode.helper.v1.RoleR\x04role\x12\x12\n" +
+	"\x04kind\x18\x12 \x01(\tR\x04kind\x12\x18\n" +
+	"\atargets\x18\x13 \x03(\tR\atargets\x12!\n" +
+	"\fpatch_sha256\x18\x14 \x01(\tR\vpatchSha256\x12\x12\n" +
+	"\x04turn\x18\x15 \x01(\tR\x04turn\"\xb4\x01\n" +
 	"\fPlanResponse\x12)\n" +
 	"\x04plan\x18\x01 \x01(\v2\x15.scode.helper.v1.PlanR\x04plan\x12\x14\n" +
 	"\x05nonce\x18\x02 \x01(\tR\x05nonce\x12D\n" +
 	"\x10nonce_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0enonceExpiresAt\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\x86\x01\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\xcf\x01\n" +
+	"\x11ApplyPatchRequest\x12\x1c\n" +
+	"\tworkspace\x18\x03 \x01(\tR\tworkspace\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x125\n" +
+	"\bapproval\x18\n" +
+	" \x01(\v2\x19.scode.helper.v1.ApprovalR\bapproval\x12)\n" +
+	"\x04mode\x18\v \x01(\x0e2\x15.scode.helper.v1.ModeR\x04mode\x12\x14\n" +
+	"\x05patch\x18\x10 \x01(\fR\x05patch\x12\x12\n" +
+	"\x04turn\x18\x11 \x01(\tR\x04turn\"\x9f\x01\n" +
+	"\x12ApplyPatchResponse\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12/\n" +
+	"\x06denied\x18\x02 \x01(\v2\x17.scode.helper.v1.DeniedR\x06denied\x12\x1f\n" +
+	"\vresult_json\x18\x03 \x01(\fR\n" +
+	"resultJson\x12\x18\n" +
+	"\aapplied\x18\x04 \x01(\bR\aapplied\"\xb3\x01\n" +
+	"\vUndoRequest\x12\x1c\n" +
+	"\tworkspace\x18\x03 \x01(\tR\tworkspace\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x125\n" +
+	"\bapproval\x18\n" +
+	" \x01(\v2\x19.scode.helper.v1.ApprovalR\bapproval\x12)\n" +
+	"\x04mode\x18\v \x01(\x0e2\x15.scode.helper.v1.ModeR\x04mode\x12\x12\n" +
+	"\x04turn\x18\x11 \x01(\tR\x04turn\"\x97\x01\n" +
+	"\fUndoResponse\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12/\n" +
+	"\x06denied\x18\x02 \x01(\v2\x17.scode.helper.v1.DeniedR\x06denied\x12\x1f\n" +
+	"\vresult_json\x18\x03 \x01(\fR\n" +
+	"resultJson\x12\x16\n" +
+	"\x06undone\x18\x04 \x01(\bR\x06undone\"\x86\x01\n" +
 	"\fCheckRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -2567,10 +2976,13 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xa6\x02\n" +
+	"\tROLE_ROOT\x10\x022\xc2\x03\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
-	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12F\n" +
+	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
+	"\n" +
+	"ApplyPatch\x12\".scode.helper.v1.ApplyPatchRequest\x1a#.scode.helper.v1.ApplyPatchResponse\x12C\n" +
+	"\x04Undo\x12\x1c.scode.helper.v1.UndoRequest\x1a\x1d.scode.helper.v1.UndoResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
 	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponseB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
@@ -2587,7 +2999,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                    // 0: scode.helper.v1.Shell
 	(Decision)(0),                 // 1: scode.helper.v1.Decision
@@ -2616,24 +3028,28 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*SandboxSummary)(nil),        // 24: scode.helper.v1.SandboxSummary
 	(*Plan)(nil),                  // 25: scode.helper.v1.Plan
 	(*PlanResponse)(nil),          // 26: scode.helper.v1.PlanResponse
-	(*CheckRequest)(nil),          // 27: scode.helper.v1.CheckRequest
-	(*CheckResponse)(nil),         // 28: scode.helper.v1.CheckResponse
-	(*StatusRequest)(nil),         // 29: scode.helper.v1.StatusRequest
-	(*StatusResponse)(nil),        // 30: scode.helper.v1.StatusResponse
-	nil,                           // 31: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 32: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 34: google.protobuf.Duration
+	(*ApplyPatchRequest)(nil),     // 27: scode.helper.v1.ApplyPatchRequest
+	(*ApplyPatchResponse)(nil),    // 28: scode.helper.v1.ApplyPatchResponse
+	(*UndoRequest)(nil),           // 29: scode.helper.v1.UndoRequest
+	(*UndoResponse)(nil),          // 30: scode.helper.v1.UndoResponse
+	(*CheckRequest)(nil),          // 31: scode.helper.v1.CheckRequest
+	(*CheckResponse)(nil),         // 32: scode.helper.v1.CheckResponse
+	(*StatusRequest)(nil),         // 33: scode.helper.v1.StatusRequest
+	(*StatusResponse)(nil),        // 34: scode.helper.v1.StatusResponse
+	nil,                           // 35: scode.helper.v1.ExecStart.EnvEntry
+	nil,                           // 36: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 38: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	33, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	37, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	31, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	35, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -2643,14 +3059,14 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	34, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	38, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	32, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	36, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -2661,24 +3077,34 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	33, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
-	0,  // 36: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
-	10, // 37: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	34, // 38: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
-	8,  // 39: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	15, // 40: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	23, // 41: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	27, // 42: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	29, // 43: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	22, // 44: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 45: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 46: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	30, // 47: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	44, // [44:48] is the sub-list for method output_type
-	40, // [40:44] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	37, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
+	12, // 39: scode.helper.v1.UndoRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 40: scode.helper.v1.UndoRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
+	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
+	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
+	38, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
+	15, // 46: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	23, // 47: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	27, // 48: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	29, // 49: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	31, // 50: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	33, // 51: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	22, // 52: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	26, // 53: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	28, // 54: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	30, // 55: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	32, // 56: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	34, // 57: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	52, // [52:58] is the sub-list for method output_type
+	46, // [46:52] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -2709,7 +3135,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   24,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

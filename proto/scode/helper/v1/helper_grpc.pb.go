@@ -24,10 +24,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Helper_Exec_FullMethodName   = "/scode.helper.v1.Helper/Exec"
-	Helper_Plan_FullMethodName   = "/scode.helper.v1.Helper/Plan"
-	Helper_Check_FullMethodName  = "/scode.helper.v1.Helper/Check"
-	Helper_Status_FullMethodName = "/scode.helper.v1.Helper/Status"
+	Helper_Exec_FullMethodName       = "/scode.helper.v1.Helper/Exec"
+	Helper_Plan_FullMethodName       = "/scode.helper.v1.Helper/Plan"
+	Helper_ApplyPatch_FullMethodName = "/scode.helper.v1.Helper/ApplyPatch"
+	Helper_Undo_FullMethodName       = "/scode.helper.v1.Helper/Undo"
+	Helper_Check_FullMethodName      = "/scode.helper.v1.Helper/Check"
+	Helper_Status_FullMethodName     = "/scode.helper.v1.Helper/Status"
 )
 
 // HelperClient is the client API for Helper service.
@@ -49,6 +51,16 @@ type HelperClient interface {
 	// the audit log as a denied record (also when only the client refused it, per
 	// client_verdict), and a plan that needs approval carries a single-use nonce.
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
+	// ApplyPatch applies one batch of file edits (the apply_patch request of docs/patch.md) in
+	// the caller's workspace, as the caller (the user helper only), governed by the mode like a
+	// command: its plan (Plan with patch set) lists the targets, a plan that needs approval
+	// runs only with an Approval of its digest, and each applied batch is an audit record with
+	// the paths, their new revisions, the turn and the approval.
+	ApplyPatch(ctx context.Context, in *ApplyPatchRequest, opts ...grpc.CallOption) (*ApplyPatchResponse, error)
+	// Undo reverts one turn of file edits (the latest when turn is empty) in the caller's
+	// workspace, as the caller (the user helper only), governed like ApplyPatch: its plan is
+	// Plan with undo set, listing the files the turn wrote.
+	Undo(ctx context.Context, in *UndoRequest, opts ...grpc.CallOption) (*UndoResponse, error)
 	// Check returns the helper's own verdict for a command, in its own context and policy,
 	// without running it.
 	Check(ctx context.Context, in *CheckRequest, opts ...grpc.CallOption) (*CheckResponse, error)
@@ -81,6 +93,26 @@ func (c *helperClient) Plan(ctx context.Context, in *PlanRequest, opts ...grpc.C
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PlanResponse)
 	err := c.cc.Invoke(ctx, Helper_Plan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *helperClient) ApplyPatch(ctx context.Context, in *ApplyPatchRequest, opts ...grpc.CallOption) (*ApplyPatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApplyPatchResponse)
+	err := c.cc.Invoke(ctx, Helper_ApplyPatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *helperClient) Undo(ctx context.Context, in *UndoRequest, opts ...grpc.CallOption) (*UndoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UndoResponse)
+	err := c.cc.Invoke(ctx, Helper_Undo_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +158,16 @@ type HelperServer interface {
 	// the audit log as a denied record (also when only the client refused it, per
 	// client_verdict), and a plan that needs approval carries a single-use nonce.
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
+	// ApplyPatch applies one batch of file edits (the apply_patch request of docs/patch.md) in
+	// the caller's workspace, as the caller (the user helper only), governed by the mode like a
+	// command: its plan (Plan with patch set) lists the targets, a plan that needs approval
+	// runs only with an Approval of its digest, and each applied batch is an audit record with
+	// the paths, their new revisions, the turn and the approval.
+	ApplyPatch(context.Context, *ApplyPatchRequest) (*ApplyPatchResponse, error)
+	// Undo reverts one turn of file edits (the latest when turn is empty) in the caller's
+	// workspace, as the caller (the user helper only), governed like ApplyPatch: its plan is
+	// Plan with undo set, listing the files the turn wrote.
+	Undo(context.Context, *UndoRequest) (*UndoResponse, error)
 	// Check returns the helper's own verdict for a command, in its own context and policy,
 	// without running it.
 	Check(context.Context, *CheckRequest) (*CheckResponse, error)
@@ -146,6 +188,12 @@ func (UnimplementedHelperServer) Exec(grpc.BidiStreamingServer[ExecRequest, Exec
 }
 func (UnimplementedHelperServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Plan not implemented")
+}
+func (UnimplementedHelperServer) ApplyPatch(context.Context, *ApplyPatchRequest) (*ApplyPatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplyPatch not implemented")
+}
+func (UnimplementedHelperServer) Undo(context.Context, *UndoRequest) (*UndoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Undo not implemented")
 }
 func (UnimplementedHelperServer) Check(context.Context, *CheckRequest) (*CheckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Check not implemented")
@@ -199,6 +247,42 @@ func _Helper_Plan_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Helper_ApplyPatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyPatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).ApplyPatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_ApplyPatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).ApplyPatch(ctx, req.(*ApplyPatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Helper_Undo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UndoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).Undo(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_Undo_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).Undo(ctx, req.(*UndoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Helper_Check_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CheckRequest)
 	if err := dec(in); err != nil {
@@ -245,6 +329,14 @@ var Helper_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Plan",
 			Handler:    _Helper_Plan_Handler,
+		},
+		{
+			MethodName: "ApplyPatch",
+			Handler:    _Helper_ApplyPatch_Handler,
+		},
+		{
+			MethodName: "Undo",
+			Handler:    _Helper_Undo_Handler,
 		},
 		{
 			MethodName: "Check",
