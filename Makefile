@@ -6,7 +6,7 @@ PKG := github.com/s-code-dev/s-code
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X $(PKG)/internal/version.Version=$(VERSION)
 
-.PHONY: help build docs test lint bench demo clean deps install uninstall proto check-proto proto-tools deb nfpm
+.PHONY: help build docs test lint bench demo clean deps install uninstall proto check-proto proto-tools deb nfpm otelcol
 
 # Pinned code generators for proto/ (protoc itself comes from Debian's protobuf-compiler).
 PROTOC_GEN_GO_VERSION := v1.36.12
@@ -60,6 +60,9 @@ bench: deps ## run the benchmarks and print their figures (ShellSafety's corpus 
 
 demo: build ## the main job: a user helper on a private socket runs go vet and tests, refuses, audits
 	@./scripts/demo.sh
+
+otelcol: ## build the test OpenTelemetry Collector (test/otelcol, its own module) into ./bin; the audit export's tests build it themselves
+	cd test/otelcol && GOWORK=off GOFLAGS=-mod=readonly $(GO) build -trimpath -o $(abspath $(BIN))/s-code-test-otelcol .
 
 proto-tools: ## install the pinned protoc plugins into ./bin/tools
 	@mkdir -p $(TOOLS)

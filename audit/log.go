@@ -94,6 +94,20 @@ type Options struct {
 	// Secrets are exact values replaced by [REDACTED:registered] in every record (each at
 	// least MinSecretLen bytes).
 	Secrets []string
+	// Observer, when not nil, is told of every record the log writes (its own rotate, seal
+	// and recover records included), in chain order; internal/auditexport is one.
+	Observer Observer
+}
+
+// Observer is told of each record right after its line is written to the log's file (for
+// a durable Append, before the fsync that makes it durable: a record whose fsync then fails
+// has been observed, and the log is broken). Observe is called with the log's lock held, in
+// chain order, once per record: it must return at once (no I/O, no waiting) and must not
+// call the Log. line is the record's line, newline included, and must not be modified;
+// sealIndex is the index of the seal that covers the record (the number of seals written
+// before it; for a seal, its own index).
+type Observer interface {
+	Observe(seq, sealIndex uint64, line []byte)
 }
 
 // Log is an open audit log: a hash-chained, sealed JSON Lines log in one directory with one
@@ -653,6 +667,9 @@ func (l *Log) appendLocked(rec *Record) ([]byte, error) {
 	l.seq, l.head = rec.Seq, rec.Hash
 	l.sinceSeal++
 	l.lastSeal = rec.Kind == KindSeal
+	if l.opts.Observer != nil {
+		l.opts.Observer.Observe(rec.Seq, l.seal.index, line)
+	}
 	return line, nil
 }
 

@@ -15,7 +15,21 @@ const (
 	KindRotate  Kind = "rotate"  // first record of a new file, linking to the old one
 	KindSeal    Kind = "seal"    // a forward-secure HMAC seal over the chain so far
 	KindRecover Kind = "recover" // Open cut a torn final record (left by a crash) off the newest file
+	// KindCodeMode is a Code Mode program a client ran (Command holds its text) and its call
+	// log (ChildCalls), as the client reported them.
+	KindCodeMode Kind = "code_mode"
 )
+
+// ChildCall is one read-only tool call of a Code Mode program.
+type ChildCall struct {
+	Seq       uint32  `json:"seq"`
+	Tool      string  `json:"tool"`
+	Arguments string  `json:"arguments"` // JSON, redacted
+	OK        bool    `json:"ok"`
+	Error     string  `json:"error,omitempty"`
+	Bytes     int64   `json:"bytes"`      // size of the result's JSON
+	Duration  float64 `json:"duration_s"` // seconds
+}
 
 // Peer is the caller as the kernel reported it (peer credentials), never as it claimed.
 type Peer struct {
@@ -37,6 +51,9 @@ type Approval struct {
 	Digest    string    `json:"digest,omitempty"`    // the plan digest approved
 	Nonce     string    `json:"nonce,omitempty"`     // the single-use nonce
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // when it lapses
+	// Approver is the team approver who approved or denied the request (channel team):
+	// another uid than the requester (the record's peer), in the policy's approvers group.
+	Approver *Peer `json:"approver,omitempty"`
 }
 
 // Record is one audit record. The writer fills Seq, Time, Prev and Hash (and the fields of
@@ -86,6 +103,12 @@ type Record struct {
 	// Quarantined lists, in an exit record, the paths the sandbox removed or quarantined
 	// after the command because git would read them as configuration or indirection.
 	Quarantined []string `json:"quarantined,omitempty"`
+	// ChildCalls is, in a code_mode record, the program's call log in order.
+	ChildCalls []ChildCall `json:"child_calls,omitempty"`
+	// ChildBytes and ResultBytes are, in a code_mode record, the total size of the child
+	// calls' results and the size of the returned value, in bytes of JSON.
+	ChildBytes  int64 `json:"child_bytes,omitempty"`
+	ResultBytes int64 `json:"result_bytes,omitempty"`
 
 	// Written by the log itself.
 	File          string  `json:"file,omitempty"`           // rotate: the previous file's name; recover: the repaired file

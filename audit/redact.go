@@ -60,6 +60,14 @@ func (r *redactor) record(rec *Record) {
 		}
 		rec.Quarantined = q
 	}
+	if rec.ChildCalls != nil {
+		cc := make([]ChildCall, len(rec.ChildCalls))
+		for i, c := range rec.ChildCalls {
+			c.Tool, c.Arguments, c.Error = r.clean(c.Tool), r.clean(c.Arguments), r.clean(c.Error)
+			cc[i] = c
+		}
+		rec.ChildCalls = cc
+	}
 	rec.Client = r.verdict(rec.Client)
 	rec.Mode = r.clean(rec.Mode)
 	rec.PlanDigest = r.clean(rec.PlanDigest)

@@ -14,6 +14,9 @@ need systemd-analyze systemd # deploy: TestSystemdAnalyzeVerify on every unit
 need python3 python3 # deploy: TestLaunchdPlists (plistlib), TestDefaultPolicy (tomllib)
 [ -f /usr/share/bash-completion/bash_completion ] || pkgs+=(bash-completion) # scripts/ci-deb.sh: the completion loads
 need man man-db # scripts/ci-deb.sh: man s-code-run renders
+need dbus-run-session dbus # internal/credhandle TestResolveKeyring: a private session bus
+need gnome-keyring-daemon gnome-keyring # internal/credhandle TestResolveKeyring: a real Secret Service
+need secret-tool libsecret-tools # internal/credhandle TestResolveKeyring: stores the item as a separate client
 need npm npm   # internal/sandbox/launch TestNpm: npm's private cache and host .npmrc in the sandbox
 need node nodejs # cmd/agent mcp_clients.txtar: the TypeScript SDK client and the MCP Inspector CLI
 if [ ${#pkgs[@]} -gt 0 ]; then

@@ -19,6 +19,11 @@ var forbidden = []string{
 	"github.com/s-code-dev/s-code/internal/rootpolicy",
 	"github.com/s-code-dev/s-code/internal/listener",
 	"github.com/s-code-dev/s-code/internal/sdnotify",
+	// The export of audit records to OpenTelemetry is the helpers' job, and the collector
+	// built for the tests (test/otelcol) is its own module, linked by nothing.
+	"github.com/s-code-dev/s-code/internal/auditexport",
+	"go.opentelemetry.io/otel/sdk/log",
+	"go.opentelemetry.io/collector",
 	// The sandbox launcher and the libraries that apply Landlock and seccomp. The client may
 	// link internal/sandbox itself: it computes and shows sandbox profiles and execs the
 	// launcher binary, s-code-sandbox, without applying anything.

@@ -41,7 +41,8 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock, "mcpsession": cmdMCPSession},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"waitsock": cmdWaitSock, "waitfile": cmdWaitFile, "deafsock": cmdDeafSock, "mcpsession": cmdMCPSession,
+			"otelcol": cmdOtelcol, "otelcheck": cmdOtelcheck, "otelwait": cmdOtelwait},
 		Setup: func(env *testscript.Env) error {
 			// Point the workspace-independent files of s-code into the script's sandbox.
 			env.Setenv("HOME", env.WorkDir+"/home")

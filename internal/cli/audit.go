@@ -74,7 +74,7 @@ func (f *auditFilterFlags) register(cmd *cobra.Command, all bool) {
 		return
 	}
 	cmd.Flags().Int64Var(&f.uid, "uid", -1, "records of this peer uid")
-	cmd.Flags().StringSliceVar(&f.kind, "kind", nil, "records of these kinds (request, denied, start, exit, refused, rotate, seal, recover)")
+	cmd.Flags().StringSliceVar(&f.kind, "kind", nil, "records of these kinds (request, denied, start, exit, refused, code_mode, rotate, seal, recover)")
 	cmd.Flags().StringVar(&f.decision, "decision", "", "records with this decision (allow, ask, deny)")
 	cmd.Flags().StringVar(&f.rule, "rule", "", "records with a finding of this rule id")
 	cmd.Flags().StringVar(&f.grep, "grep", "", "records whose command, cwd, workspace, reason or request id contains TEXT (any case)")

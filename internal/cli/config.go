@@ -23,6 +23,9 @@ type userConfig struct {
 	// EditFormat is the apply_patch form `s-code mcp` shows the model: "lines", "text" or
 	// "patch". Empty means lines.
 	EditFormat string `toml:"edit_format"`
+	// CodeMode sends Code Mode's code_mode tool in `s-code mcp`'s default tool list; false
+	// (the default) leaves it deferred, found through tool_search.
+	CodeMode bool `toml:"code_mode"`
 }
 
 // configPath returns $XDG_CONFIG_HOME/s-code/config.toml (an absolute XDG_CONFIG_HOME

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/mcpserver"
 	"github.com/s-code-dev/s-code/internal/tools"
 )
@@ -20,7 +22,8 @@ func newMCPCmd(streams IO) *cobra.Command {
 and speaks JSON-RPC on its stdin and stdout. It serves the core tools (update_plan, list_dir,
 glob, grep, read_file, apply_patch, exec_command, git_status, git_diff, git_log, git_show,
 git_blame, undo_turn) and tool_search, which loads the deferred tools (sandbox_profile,
-audit_query). Commands run through the user helper (s-code-userhelper); one that needs a
+audit_query, code_mode). code_mode (Code Mode) runs one JavaScript program that batches the
+read-only tools; the configuration's code_mode = true sends it by default. Commands run through the user helper (s-code-userhelper); one that needs a
 person's approval is asked for through MCP elicitation, and never runs without it.
 
 The helper decides every command: it plans it (workspace, verdict, sandbox profile, mode),
@@ -39,11 +42,11 @@ stderr.`,
 			if err != nil {
 				return err
 			}
+			c, err := loadUserConfig()
+			if err != nil {
+				return usageError{err}
+			}
 			if format == "" {
-				c, err := loadUserConfig()
-				if err != nil {
-					return usageError{err}
-				}
 				format = c.EditFormat
 			}
 			f, err := tools.ParseEditFormat(format)
@@ -56,14 +59,30 @@ stderr.`,
 			if err != nil {
 				return err
 			}
-			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket})
+			// A Code Mode program stuck in a native built-in past its budget cannot be stopped
+			// but by the end of the process: the session ends (main exits) with the reason.
+			stuck := make(chan error, 1)
+			budgets := codemode.Budgets{OnStuck: func(err error) {
+				select {
+				case stuck <- err:
+				default:
+				}
+			}}
+			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket, CodeMode: c.CodeMode, CodeModeBudgets: budgets})
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
 			defer srv.Close()
 			t := &mcp.IOTransport{Reader: io.NopCloser(streams.In), Writer: nopWriteCloser{streams.Out}}
-			if err := srv.Run(cmd.Context(), t); err != nil && !errors.Is(err, io.EOF) && cmd.Context().Err() == nil {
-				return &ExitError{Code: ExitFailure, Err: err}
+			done := make(chan error, 1)
+			go func() { done <- srv.Run(cmd.Context(), t) }()
+			select {
+			case err := <-stuck:
+				return &ExitError{Code: ExitFailure, Err: fmt.Errorf("ending the session: %w", err)}
+			case err := <-done:
+				if err != nil && !errors.Is(err, io.EOF) && cmd.Context().Err() == nil {
+					return &ExitError{Code: ExitFailure, Err: err}
+				}
 			}
 			return nil
 		},

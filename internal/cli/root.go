@@ -82,10 +82,14 @@ and inspects Git through a hardened host git.`,
 		newCheckCmd(streams),
 		newGitCmd(streams),
 		newRunCmd(streams),
+		newApprovalsCmd(streams),
 		newSandboxCmd(streams),
 		newMCPCmd(streams),
 		newStatusCmd(streams),
 		newCacheCmd(streams),
+		newMCPServersCmd(streams),
+		newTermCmd(streams),
+		newHooksCmd(streams),
 	)
 	strictCompletion(root)
 	return root

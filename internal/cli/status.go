@@ -64,6 +64,21 @@ type helperStatus struct {
 	AuditHeadSeq  uint64  `json:"audit_head_seq,omitempty"`
 	AuditHeadHash string  `json:"audit_head_hash,omitempty"`
 	Running       int32   `json:"running"`
+	// AuditExport is the helper's export of audit records to OpenTelemetry; absent when it
+	// exports nowhere.
+	AuditExport *auditExportStatus `json:"audit_export,omitempty"`
+}
+
+// auditExportStatus is a helper's audit export as its Status reports it (docs/audit.md).
+type auditExportStatus struct {
+	Endpoint    string `json:"endpoint"`
+	Protocol    string `json:"protocol"`
+	Backlog     uint64 `json:"backlog"`      // records waiting for export
+	Exported    uint64 `json:"exported"`     // records the endpoint accepted
+	ExportedSeq uint64 `json:"exported_seq"` // seq of the last one
+	Failed      uint64 `json:"failed"`       // failed attempts (each retried)
+	Dropped     uint64 `json:"dropped"`      // records the full queue did not take
+	LastError   string `json:"last_error,omitempty"`
 }
 
 // Helper states of helperStatus.State.
@@ -226,6 +241,10 @@ func askHelper(ctx context.Context, role helperclient.Role, socket string, timeo
 	h.PolicySummary = st.GetPolicySummary()
 	h.AuditHeadSeq, h.AuditHeadHash = st.GetAuditHeadSeq(), st.GetAuditHeadHash()
 	h.Running = st.GetRunning()
+	if x := st.GetAuditExport(); x != nil {
+		h.AuditExport = &auditExportStatus{Endpoint: x.GetEndpoint(), Protocol: x.GetProtocol(), Backlog: x.GetBacklog(),
+			Exported: x.GetExported(), ExportedSeq: x.GetExportedSeq(), Failed: x.GetFailed(), Dropped: x.GetDropped(), LastError: x.GetLastError()}
+	}
 	return h
 }
 
@@ -253,6 +272,13 @@ func writeStatusReport(w io.Writer, rep *statusReport) error {
 		fmt.Fprintf(&sb, "  policy      %s\n", oneLine(h.PolicySummary))
 		fmt.Fprintf(&sb, "  audit head  %s\n", head)
 		fmt.Fprintf(&sb, "  running     %d\n", h.Running)
+		if x := h.AuditExport; x != nil {
+			fmt.Fprintf(&sb, "  export      %s over %s: %d exported (to seq %d), backlog %d, %d failed attempts, %d dropped\n",
+				x.Endpoint, x.Protocol, x.Exported, x.ExportedSeq, x.Backlog, x.Failed, x.Dropped)
+			if x.LastError != "" {
+				fmt.Fprintf(&sb, "  export error %s\n", oneLine(x.LastError))
+			}
+		}
 	}
 	conf := "yes"
 	if !rep.Confined {

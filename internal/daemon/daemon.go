@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,11 +17,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/s-code-dev/s-code/audit"
+	"github.com/s-code-dev/s-code/internal/auditexport"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/helperd"
 	"github.com/s-code-dev/s-code/internal/listener"
 	"github.com/s-code-dev/s-code/internal/sdnotify"
 	"github.com/s-code-dev/s-code/internal/version"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 )
 
 // ErrUsage marks a flag error; the mains exit with status 2 for it.
@@ -43,15 +46,17 @@ func ExitStatus(prog string, err error, stderr io.Writer) int {
 
 // common are the flags both helpers take.
 type common struct {
-	listen   string
-	auditDir string
-	logLevel string
-	version  bool
+	listen      string
+	auditDir    string
+	auditExport string
+	logLevel    string
+	version     bool
 }
 
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", "", "create the socket at `PATH` when not started by systemd or launchd")
 	fs.StringVar(&c.auditDir, "audit-dir", "", "audit log `DIR` (default: the role's audit directory)")
+	fs.StringVar(&c.auditExport, "audit-export", "", "export every audit record over OTLP as configured in `FILE` (TOML, docs/audit.md), owned by you or root and not writable by group or others")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `LEVEL`: debug, info, warn or error")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 }
@@ -94,9 +99,13 @@ type serveParams struct {
 	role     string
 	listener listener.Config
 	auditDir string
-	drain    time.Duration
-	cfg      helperd.Config
-	log      *zap.Logger
+	// auditExport is the audit export's configuration file; empty means no export.
+	auditExport string
+	drain       time.Duration
+	cfg         helperd.Config
+	log         *zap.Logger
+	// hostProcs serves the Processes service (the user helper's host process supervisor).
+	hostProcs bool
 }
 
 // runServer opens the listener and the audit log, serves until ctx ends, then stops:
@@ -113,7 +122,27 @@ func runServer(ctx context.Context, p serveParams) (err error) {
 	if err := execrun.MarkInheritedCloseOnExec(); err != nil {
 		return err
 	}
-	alog, err := audit.Open(p.auditDir, audit.Options{})
+	var aopts audit.Options
+	var export *auditexport.Exporter
+	if p.auditExport != "" {
+		if export, err = newAuditExport(p); err != nil {
+			return err
+		}
+		aopts.Observer = export
+		export.Start()
+		// Deferred before the log's Close, so it runs after it: the closing seal is exported too.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), auditExportGrace)
+			defer cancel()
+			if err := export.Shutdown(ctx); err != nil {
+				log.Warn("audit export stopped", zap.Error(err))
+			}
+			st := export.Stats()
+			log.Info("audit export stopped", zap.Uint64("exported", st.Exported), zap.Uint64("exported_seq", st.ExportedSeq),
+				zap.Uint64("failed_attempts", st.Failed), zap.Uint64("dropped", st.Dropped), zap.Uint64("backlog", st.Backlog))
+		}()
+	}
+	alog, err := audit.Open(p.auditDir, aopts)
 	if err != nil {
 		// audit's errors already name the log ("audit log: DIR …").
 		return err
@@ -125,11 +154,20 @@ func runServer(ctx context.Context, p serveParams) (err error) {
 	}()
 	cfg := p.cfg
 	cfg.Auditor = alog
+	if p.hostProcs {
+		sup := newHostProcs(&cfg, alog, log)
+		// Deferred after the audit log's Close, so it runs first: every host process's
+		// stop and exit are recorded before the log is sealed.
+		defer sup.Close(context.Background())
+	}
 	cfg.Logger = log
 	// No workspace may hold or lie inside the audit log, wherever it was put. (A --listen
 	// socket's directory is not added: it may be a shared one such as /tmp.)
 	cfg.StateDirs = append(cfg.StateDirs, p.auditDir)
 	cfg.Version = version.Version
+	if export != nil {
+		cfg.AuditExport = func() *helperv1.AuditExportStatus { return exportStatus(export.Stats()) }
+	}
 	srv, err := helperd.New(cfg)
 	if err != nil {
 		return err
@@ -138,7 +176,7 @@ func runServer(ctx context.Context, p serveParams) (err error) {
 	go func() { serveErr <- srv.Serve(l) }()
 	seq, _ := alog.Head()
 	log.Info("helper ready", zap.String("role", p.role), zap.String("listener", string(src)), zap.String("address", addr(l)),
-		zap.String("audit_dir", p.auditDir), zap.Uint64("audit_seq", seq), zap.String("policy", cfg.PolicySummary), zap.String("version", version.Version))
+		zap.String("audit_dir", p.auditDir), zap.String("audit_export", p.auditExport), zap.Uint64("audit_seq", seq), zap.String("policy", cfg.PolicySummary), zap.String("version", version.Version))
 	if err := sdnotify.Ready(); err != nil {
 		log.Warn("sd_notify READY failed", zap.Error(err))
 	}
@@ -186,4 +224,33 @@ func currentUser() (name, home string, err error) {
 		return "", "", fmt.Errorf("user %s has no home directory", u.Username)
 	}
 	return u.Username, u.HomeDir, nil
+}
+
+// auditExportGrace is how long a stopping helper keeps trying to export the records still
+// queued (the closing seal among them) before it gives up on them; the local log has them.
+const auditExportGrace = 3 * time.Second
+
+// newAuditExport loads the export's configuration and makes the exporter.
+func newAuditExport(p serveParams) (*auditexport.Exporter, error) {
+	cfg, err := auditexport.LoadConfig(p.auditExport)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(p.auditDir)
+	if err != nil {
+		return nil, fmt.Errorf("audit export: %w", err)
+	}
+	return auditexport.New(cfg, auditexport.Settings{
+		Service: "s-code-" + p.role + "helper",
+		Version: version.Version,
+		Role:    p.role,
+		LogDir:  dir,
+		Logger:  p.log,
+	})
+}
+
+// exportStatus is the Status RPC's view of the export's counts.
+func exportStatus(s auditexport.Stats) *helperv1.AuditExportStatus {
+	return &helperv1.AuditExportStatus{Endpoint: s.Endpoint, Protocol: s.Protocol, Backlog: s.Backlog,
+		Exported: s.Exported, ExportedSeq: s.ExportedSeq, Failed: s.Failed, Dropped: s.Dropped, LastError: s.LastError}
 }

@@ -64,17 +64,19 @@ func RunRoot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		dir = audit.RootDir
 	}
 	return runServer(ctx, serveParams{
-		role:     "root",
-		listener: listener.Config{Path: c.listen, Mode: 0o660, GID: pol.SocketGroup, Names: []string{listener.RootSocketName}},
-		auditDir: dir,
-		drain:    pol.Drain,
-		log:      log,
+		role:        "root",
+		listener:    listener.Config{Path: c.listen, Mode: 0o660, GID: pol.SocketGroup, Names: []string{listener.RootSocketName}},
+		auditDir:    dir,
+		auditExport: c.auditExport,
+		drain:       pol.Drain,
+		log:         log,
 		cfg: helperd.Config{
 			Role:           safety.RoleRoot,
 			Authorize:      pol.Authorize,
 			Runner:         execrun.Plain{},
 			Gate:           gitGate,
 			Policy:         pol.Safety,
+			Team:           pol.Approvers,
 			PolicySummary:  pol.Summary(),
 			Path:           pol.Path,
 			EnvAllow:       pol.EnvAllow,

@@ -84,11 +84,13 @@ func RunUser(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		summary += fmt.Sprintf("; ShellSafety policy %s (%d rules)", *policyFile, len(pol.Rules))
 	}
 	return runServer(ctx, serveParams{
-		role:     "user",
-		listener: listener.Config{Path: c.listen, Mode: 0o600, GID: -1, Names: []string{listener.UserSocketName}},
-		auditDir: dir,
-		drain:    *drain,
-		log:      log,
+		role:        "user",
+		listener:    listener.Config{Path: c.listen, Mode: 0o600, GID: -1, Names: []string{listener.UserSocketName}},
+		auditDir:    dir,
+		auditExport: c.auditExport,
+		drain:       *drain,
+		log:         log,
+		hostProcs:   true,
 		cfg: helperd.Config{
 			Role:             safety.RoleUser,
 			Authorize:        helperd.SameUID(uid), // helperd itself refuses sandboxed callers

@@ -7,10 +7,13 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/rootpolicy"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -56,6 +59,9 @@ type Config struct {
 	// Version is reported by Status.
 	Version string
 	Auditor Auditor
+	// Services registers further gRPC services on the helper's server (the user helper's
+	// Processes service); they get the same authentication, authorization and limits.
+	Services func(grpc.ServiceRegistrar)
 	// Authorize is called on every call with the peer's credentials.
 	Authorize Authorizer
 	// Runner builds each command (execrun.Plain, or the sandbox).
@@ -69,6 +75,9 @@ type Config struct {
 	Policy *safety.Policy
 	// PolicySummary is one line describing the policy, reported by Status.
 	PolicySummary string
+	// AuditExport, when not nil, returns the audit export's counts for Status; nil means
+	// the helper exports nowhere.
+	AuditExport func() *helperv1.AuditExportStatus
 	// Path is the PATH commands get (execrun.ValidatePath must accept it), before the
 	// caller's safe entries are added (execrun.MergePath).
 	Path string
@@ -87,6 +96,9 @@ type Config struct {
 	// Edits makes the helper serve ApplyPatch: file edits as the peer's own user (the user
 	// helper, whose uid is the peer's). Without it ApplyPatch is refused.
 	Edits bool
+	// Team, when set (the root helper's [approvals] policy), makes requests whose plan needs
+	// approval for one of its rules wait for a team approver (ListApprovals, DecideApproval).
+	Team *rootpolicy.Approvers
 	// ApprovalTTL is how long an approval stays valid after its plan was issued; 0 means
 	// permission.DefaultTTL (5 minutes).
 	ApprovalTTL time.Duration

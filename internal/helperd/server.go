@@ -54,8 +54,9 @@ type Server struct {
 	// handlers counts Exec handlers, so Shutdown can wait for their exit records.
 	handlers sync.WaitGroup
 
-	lim      *limiter  // per-uid connections and calls (limits.go)
-	refusals *refusals // refusal records, bursts summarized
+	lim      *limiter   // per-uid connections and calls (limits.go)
+	refusals *refusals  // refusal records, bursts summarized
+	pending  pendingSet // requests waiting for a team approver (team.go)
 }
 
 var _ helperv1.HelperServer = (*Server)(nil)
@@ -84,6 +85,9 @@ func New(cfg Config) (*Server, error) {
 		grpc.ChainStreamInterceptor(s.streamLimit, s.streamAuth),
 	)
 	helperv1.RegisterHelperServer(s.grpc, s)
+	if cfg.Services != nil {
+		cfg.Services(s.grpc)
+	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	s.health.SetServingStatus(helperv1.Helper_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
@@ -243,5 +247,13 @@ func (s *Server) Status(context.Context, *helperv1.StatusRequest) (*helperv1.Sta
 		AuditHeadSeq:  seq,
 		AuditHeadHash: hash,
 		Running:       s.running.Load(),
+		AuditExport:   s.auditExport(),
 	}, nil
+}
+
+func (s *Server) auditExport() *helperv1.AuditExportStatus {
+	if s.cfg.AuditExport == nil {
+		return nil
+	}
+	return s.cfg.AuditExport()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/helperclient"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
+	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -140,6 +141,19 @@ func (h *helperExec) Exec(ctx context.Context, req tools.ExecRequest, approve to
 	out.TimedOut = res.Exited.GetTimedOut()
 	out.Duration = res.Exited.GetDuration().AsDuration()
 	return out, nil
+}
+
+// recordCodeMode sends r to the user helper's RecordCodeMode (the audit log is the helper's).
+func (h *helperExec) recordCodeMode(ctx context.Context, r *helperv1.CodeModeRecord) (*helperv1.CodeModeRecorded, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := c.API().RecordCodeMode(ctx, r)
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		h.drop(c)
+	}
+	return rec, err
 }
 
 // planCard is the approval card of the helper's plan pl: what will run, where, in which

@@ -16,7 +16,7 @@ func Instructions(f tools.EditFormat, m permission.Mode) string {
 		"- Run commands with exec_command (sandboxed, no network unless approved). A denied command returns exit_status 126 with a rule id: do not retry a variant. " +
 		"A command that needs a person's approval is asked for through the client; if it is declined, nothing ran.\n" +
 		"- Inspect Git with git_status, git_diff, git_log, git_show and git_blame.\n" +
-		"- tool_search finds more tools (sandbox profile, audit log).\n"
+		"- tool_search finds more tools (sandbox profile, audit log, code_mode: many reads in one JavaScript program).\n"
 	switch f {
 	case tools.EditText:
 		s += "Edit format: exact text edits. {\"files\":[{\"path\":P,\"expected_revision\":REV,\"edits\":[{\"old_text\":T,\"new_text\":N}]}]}; " +

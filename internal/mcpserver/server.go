@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/s-code-dev/s-code/internal/codemode"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 	"github.com/s-code-dev/s-code/internal/turns"
@@ -34,6 +35,14 @@ type Options struct {
 	Executor tools.Executor
 	// TurnsDir is the directory of turn records; empty means turns.StateDir().
 	TurnsDir string
+	// CodeMode sends code_mode in the default tool list (the configuration's code_mode key);
+	// false leaves it deferred, found through tool_search.
+	CodeMode bool
+	// CodeModeBudgets bound each code_mode program; zero fields take codemode.DefaultBudgets.
+	CodeModeBudgets codemode.Budgets
+	// CodeModeAudit writes code_mode's audit records; nil means the user helper at Socket
+	// (its RecordCodeMode RPC, on the connection exec_command uses).
+	CodeModeAudit AuditFunc
 }
 
 // Server is one MCP server over one workspace. Over stdio it serves one session.
@@ -78,13 +87,28 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.env = tools.Env{Root: root, Turns: turns.Open(base, root.Path()), Session: &tools.Session{}, Mode: opts.Mode, Home: home}
+	s.exec = &helperExec{socket: opts.Socket}
 	s.env.Exec = opts.Executor
 	if s.env.Exec == nil {
-		s.exec = &helperExec{socket: opts.Socket}
 		s.env.Exec = s.exec
+	}
+	record := opts.CodeModeAudit
+	if record == nil {
+		record = s.exec.recordCodeMode
 	}
 	all := append(tools.Core(format), tools.Deferred()...)
 	if s.registry, err = tools.NewRegistry(all...); err != nil {
+		root.Close()
+		return nil, err
+	}
+	search := s.toolSearchTool()
+	given, direct := codeModeTools(s.registry, search)
+	runner, err := codemode.New(given, direct, opts.CodeModeBudgets)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	if err := s.registry.Register(codeModeTool(runner, !opts.CodeMode, record)); err != nil {
 		root.Close()
 		return nil, err
 	}
@@ -101,15 +125,13 @@ func New(opts Options) (*Server, error) {
 		s.addTool(t)
 	}
 	s.search = newIndex(deferred)
-	s.addToolSearch()
+	s.addToolSearch(search)
 	return s, nil
 }
 
 // Close releases the workspace handle and the helper connection.
 func (s *Server) Close() error {
-	if s.exec != nil {
-		s.exec.close()
-	}
+	s.exec.close()
 	return s.root.Close()
 }
 
@@ -155,6 +177,7 @@ func (s *Server) addTool(t tools.Tool) {
 		env := s.env
 		ap := &elicitApprover{session: req.Session, approvals: s.approvals, responses: req.Params.InputResponses, state: req.Params.RequestState}
 		env.Approver = ap
+		ctx = context.WithValue(ctx, notifierKey{}, req)
 		out, err := t.Call(ctx, &env, req.Params.Arguments)
 		var pending *tools.ApprovalPending
 		if errors.As(err, &pending) {
@@ -202,10 +225,11 @@ type ToolSearchResult struct {
 	Note  string          `json:"note"`
 }
 
-func (s *Server) addToolSearch() {
-	t := tools.Must(tools.Spec[ToolSearchInput, ToolSearchResult]{
+// toolSearchTool returns tool_search (read-only: it only adds tools to the session's list).
+func (s *Server) toolSearchTool() tools.Tool {
+	return tools.Must(tools.Spec[ToolSearchInput, ToolSearchResult]{
 		Name: "tool_search",
-		Description: "Find and load specialized tools that are not in the default list (for example the sandbox profile card and audit log queries). " +
+		Description: "Find and load specialized tools that are not in the default list (for example the sandbox profile card, audit log queries and code_mode, which batches read-only tool calls in one JavaScript program). " +
 			"Search by words (ranked over names, descriptions and parameter names) or load exact tools with select:NAME[,NAME]. " +
 			"The tools found are added to this session's tool list (notifications/tools/list_changed); call them by name afterwards.",
 		ReadOnly: true,
@@ -213,6 +237,9 @@ func (s *Server) addToolSearch() {
 			return s.toolSearch(in)
 		},
 	})
+}
+
+func (s *Server) addToolSearch(t tools.Tool) {
 	s.mcp.AddTool(mcpTool(t), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		out, err := t.Call(ctx, &s.env, req.Params.Arguments)
 		return toolResult(out, err)

@@ -81,10 +81,18 @@ type session struct {
 // start connects a Go SDK client to a new server over in-memory transports.
 func start(t testing.TB, opts *mcp.ClientOptions, mode permission.Mode) *session {
 	t.Helper()
+	return startWith(t, opts, Options{Mode: mode})
+}
+
+// startWith is start with server options o (Workspace, EditFormat, Executor and TurnsDir are
+// filled in).
+func startWith(t testing.TB, opts *mcp.ClientOptions, o Options) *session {
+	t.Helper()
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644)
 	rec := &recordingExec{}
-	srv, err := New(Options{Workspace: ws, Mode: mode, EditFormat: tools.EditLines, Executor: rec, TurnsDir: t.TempDir()})
+	o.Workspace, o.EditFormat, o.Executor, o.TurnsDir = ws, tools.EditLines, rec, t.TempDir()
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,6 +120,7 @@ func (t *tool[In, Out]) mustSchemas() {
 // (they marshal themselves as text).
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[safety.Decision](): {Type: "string", Enum: []any{"allow", "ask", "deny"}},
+	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"}, // raw JSON, not the []byte it is in Go
 }
 
 // schemaFor returns the JSON schema of T's JSON encoding.

@@ -1498,6 +1498,7 @@ type ExecEvent struct {
 	//	*ExecEvent_Started
 	//	*ExecEvent_Output
 	//	*ExecEvent_Exited
+	//	*ExecEvent_Pending
 	Event         isExecEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1585,6 +1586,15 @@ func (x *ExecEvent) GetExited() *Exited {
 	return nil
 }
 
+func (x *ExecEvent) GetPending() *Pending {
+	if x != nil {
+		if x, ok := x.Event.(*ExecEvent_Pending); ok {
+			return x.Pending
+		}
+	}
+	return nil
+}
+
 type isExecEvent_Event interface {
 	isExecEvent_Event()
 }
@@ -1609,6 +1619,10 @@ type ExecEvent_Exited struct {
 	Exited *Exited `protobuf:"bytes,5,opt,name=exited,proto3,oneof"`
 }
 
+type ExecEvent_Pending struct {
+	Pending *Pending `protobuf:"bytes,6,opt,name=pending,proto3,oneof"`
+}
+
 func (*ExecEvent_Accepted) isExecEvent_Event() {}
 
 func (*ExecEvent_Denied) isExecEvent_Event() {}
@@ -1618,6 +1632,346 @@ func (*ExecEvent_Started) isExecEvent_Event() {}
 func (*ExecEvent_Output) isExecEvent_Event() {}
 
 func (*ExecEvent_Exited) isExecEvent_Event() {}
+
+func (*ExecEvent_Pending) isExecEvent_Event() {}
+
+// Pending says the request waits for a team approver (s-code approvals approve ID by
+// another uid in the approvers group) until expires_at; denied follows a deny or the
+// timeout, started an approval.
+type Pending struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// approvers is the approvers group's name (or number).
+	Approvers     string `protobuf:"bytes,3,opt,name=approvers,proto3" json:"approvers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pending) Reset() {
+	*x = Pending{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pending) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pending) ProtoMessage() {}
+
+func (x *Pending) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pending.ProtoReflect.Descriptor instead.
+func (*Pending) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Pending) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Pending) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *Pending) GetApprovers() string {
+	if x != nil {
+		return x.Approvers
+	}
+	return ""
+}
+
+// PendingApproval is one request waiting for a team approver.
+type PendingApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// plan is the helper's frozen plan of the request: what an approval runs, exactly.
+	Plan          *Plan                  `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	RequesterUid  uint32                 `protobuf:"varint,3,opt,name=requester_uid,json=requesterUid,proto3" json:"requester_uid,omitempty"`
+	RequesterPid  int32                  `protobuf:"varint,4,opt,name=requester_pid,json=requesterPid,proto3" json:"requester_pid,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingApproval) Reset() {
+	*x = PendingApproval{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingApproval) ProtoMessage() {}
+
+func (x *PendingApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingApproval.ProtoReflect.Descriptor instead.
+func (*PendingApproval) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PendingApproval) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *PendingApproval) GetRequesterUid() uint32 {
+	if x != nil {
+		return x.RequesterUid
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetRequesterPid() int32 {
+	if x != nil {
+		return x.RequesterPid
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *PendingApproval) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// ListApprovalsRequest asks for the pending requests (only the one with id, when set).
+type ListApprovalsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsRequest) Reset() {
+	*x = ListApprovalsRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsRequest) ProtoMessage() {}
+
+func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListApprovalsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ListApprovalsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pending       []*PendingApproval     `protobuf:"bytes,1,rep,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsResponse) Reset() {
+	*x = ListApprovalsResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsResponse) ProtoMessage() {}
+
+func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListApprovalsResponse) GetPending() []*PendingApproval {
+	if x != nil {
+		return x.Pending
+	}
+	return nil
+}
+
+// DecideApprovalRequest approves (approve set) or denies one pending request.
+type DecideApprovalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Approve       bool                   `protobuf:"varint,2,opt,name=approve,proto3" json:"approve,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideApprovalRequest) Reset() {
+	*x = DecideApprovalRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideApprovalRequest) ProtoMessage() {}
+
+func (x *DecideApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideApprovalRequest.ProtoReflect.Descriptor instead.
+func (*DecideApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DecideApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DecideApprovalRequest) GetApprove() bool {
+	if x != nil {
+		return x.Approve
+	}
+	return false
+}
+
+// DecideApprovalResponse is denied when the decision was refused (not an approver, the
+// requester, no such pending request), else empty.
+type DecideApprovalResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Denied        *Denied                `protobuf:"bytes,1,opt,name=denied,proto3" json:"denied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideApprovalResponse) Reset() {
+	*x = DecideApprovalResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideApprovalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideApprovalResponse) ProtoMessage() {}
+
+func (x *DecideApprovalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideApprovalResponse.ProtoReflect.Descriptor instead.
+func (*DecideApprovalResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DecideApprovalResponse) GetDenied() *Denied {
+	if x != nil {
+		return x.Denied
+	}
+	return nil
+}
 
 // PlanRequest is one operation to plan. Its fields are those of ExecStart, with the same
 // numbers, plus intent.
@@ -1651,7 +2005,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +2017,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +2030,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{14}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlanRequest) GetCommand() string {
@@ -1805,7 +2159,7 @@ type SandboxSummary struct {
 
 func (x *SandboxSummary) Reset() {
 	*x = SandboxSummary{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +2171,7 @@ func (x *SandboxSummary) String() string {
 func (*SandboxSummary) ProtoMessage() {}
 
 func (x *SandboxSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +2184,7 @@ func (x *SandboxSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxSummary.ProtoReflect.Descriptor instead.
 func (*SandboxSummary) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{15}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SandboxSummary) GetSandboxed() bool {
@@ -1941,7 +2295,7 @@ type Plan struct {
 
 func (x *Plan) Reset() {
 	*x = Plan{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2307,7 @@ func (x *Plan) String() string {
 func (*Plan) ProtoMessage() {}
 
 func (x *Plan) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2320,7 @@ func (x *Plan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plan.ProtoReflect.Descriptor instead.
 func (*Plan) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{16}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Plan) GetWorkspace() string {
@@ -2132,7 +2486,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2144,7 +2498,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2157,7 +2511,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{17}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PlanResponse) GetPlan() *Plan {
@@ -2204,7 +2558,7 @@ type ApplyPatchRequest struct {
 
 func (x *ApplyPatchRequest) Reset() {
 	*x = ApplyPatchRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2216,7 +2570,7 @@ func (x *ApplyPatchRequest) String() string {
 func (*ApplyPatchRequest) ProtoMessage() {}
 
 func (x *ApplyPatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2229,7 +2583,7 @@ func (x *ApplyPatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPatchRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPatchRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApplyPatchRequest) GetWorkspace() string {
@@ -2290,7 +2644,7 @@ type ApplyPatchResponse struct {
 
 func (x *ApplyPatchResponse) Reset() {
 	*x = ApplyPatchResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2656,7 @@ func (x *ApplyPatchResponse) String() string {
 func (*ApplyPatchResponse) ProtoMessage() {}
 
 func (x *ApplyPatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2669,7 @@ func (x *ApplyPatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPatchResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPatchResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApplyPatchResponse) GetRequestId() string {
@@ -2361,7 +2715,7 @@ type UndoRequest struct {
 
 func (x *UndoRequest) Reset() {
 	*x = UndoRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2727,7 @@ func (x *UndoRequest) String() string {
 func (*UndoRequest) ProtoMessage() {}
 
 func (x *UndoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2740,7 @@ func (x *UndoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoRequest.ProtoReflect.Descriptor instead.
 func (*UndoRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UndoRequest) GetWorkspace() string {
@@ -2439,7 +2793,7 @@ type UndoResponse struct {
 
 func (x *UndoResponse) Reset() {
 	*x = UndoResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2805,7 @@ func (x *UndoResponse) String() string {
 func (*UndoResponse) ProtoMessage() {}
 
 func (x *UndoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2818,7 @@ func (x *UndoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoResponse.ProtoReflect.Descriptor instead.
 func (*UndoResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UndoResponse) GetRequestId() string {
@@ -2507,7 +2861,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2873,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2886,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckRequest) GetCommand() string {
@@ -2572,7 +2926,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2938,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2951,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckResponse) GetVerdict() *Verdict {
@@ -2615,7 +2969,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2627,7 +2981,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2640,7 +2994,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{24}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{30}
 }
 
 type StatusResponse struct {
@@ -2654,14 +3008,17 @@ type StatusResponse struct {
 	AuditHeadSeq  uint64 `protobuf:"varint,5,opt,name=audit_head_seq,json=auditHeadSeq,proto3" json:"audit_head_seq,omitempty"`
 	AuditHeadHash string `protobuf:"bytes,6,opt,name=audit_head_hash,json=auditHeadHash,proto3" json:"audit_head_hash,omitempty"`
 	// running is the number of commands running now.
-	Running       int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
+	Running int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
+	// audit_export is the export of audit records to OpenTelemetry; unset when the helper
+	// exports nowhere.
+	AuditExport   *AuditExportStatus `protobuf:"bytes,8,opt,name=audit_export,json=auditExport,proto3" json:"audit_export,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +3030,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +3043,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{25}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -2734,6 +3091,371 @@ func (x *StatusResponse) GetAuditHeadHash() string {
 func (x *StatusResponse) GetRunning() int32 {
 	if x != nil {
 		return x.Running
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetAuditExport() *AuditExportStatus {
+	if x != nil {
+		return x.AuditExport
+	}
+	return nil
+}
+
+// AuditExportStatus is the audit export's counts since the helper started (docs/audit.md).
+type AuditExportStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// endpoint is the collector's HOST:PORT; protocol is "grpc" or "http".
+	Endpoint string `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Protocol string `protobuf:"bytes,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// backlog is how many records wait for export.
+	Backlog uint64 `protobuf:"varint,3,opt,name=backlog,proto3" json:"backlog,omitempty"`
+	// exported is how many records the endpoint accepted; exported_seq the seq of the last.
+	Exported    uint64 `protobuf:"varint,4,opt,name=exported,proto3" json:"exported,omitempty"`
+	ExportedSeq uint64 `protobuf:"varint,5,opt,name=exported_seq,json=exportedSeq,proto3" json:"exported_seq,omitempty"`
+	// failed is how many export attempts failed (each is retried).
+	Failed uint64 `protobuf:"varint,6,opt,name=failed,proto3" json:"failed,omitempty"`
+	// dropped is how many records the full queue did not take (each run is reported to the
+	// endpoint by a gap record).
+	Dropped uint64 `protobuf:"varint,7,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// last_error is the last failed attempt's error; empty when the last attempt succeeded.
+	LastError     string `protobuf:"bytes,8,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditExportStatus) Reset() {
+	*x = AuditExportStatus{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditExportStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditExportStatus) ProtoMessage() {}
+
+func (x *AuditExportStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditExportStatus.ProtoReflect.Descriptor instead.
+func (*AuditExportStatus) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *AuditExportStatus) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *AuditExportStatus) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *AuditExportStatus) GetBacklog() uint64 {
+	if x != nil {
+		return x.Backlog
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetExported() uint64 {
+	if x != nil {
+		return x.Exported
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetExportedSeq() uint64 {
+	if x != nil {
+		return x.ExportedSeq
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetFailed() uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *AuditExportStatus) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+// CodeModeRecord is a Code Mode program the client ran and its child calls (read-only tool
+// calls made in the client's process, not by the helper: the record says what the client
+// reported, under the peer credentials the helper read).
+type CodeModeRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace root the program read.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// program is the JavaScript text.
+	Program string       `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"`
+	Calls   []*ChildCall `protobuf:"bytes,3,rep,name=calls,proto3" json:"calls,omitempty"`
+	// error is "code: message" of a program that was stopped or failed; empty when it returned.
+	Error    string               `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Duration *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`
+	// child_bytes is the total size of the child calls' results, in bytes.
+	ChildBytes int64 `protobuf:"varint,6,opt,name=child_bytes,json=childBytes,proto3" json:"child_bytes,omitempty"`
+	// result_bytes is the size of the returned value's JSON, in bytes.
+	ResultBytes   int64 `protobuf:"varint,7,opt,name=result_bytes,json=resultBytes,proto3" json:"result_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeModeRecord) Reset() {
+	*x = CodeModeRecord{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeModeRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeModeRecord) ProtoMessage() {}
+
+func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeModeRecord.ProtoReflect.Descriptor instead.
+func (*CodeModeRecord) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CodeModeRecord) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetCalls() []*ChildCall {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *CodeModeRecord) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CodeModeRecord) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+func (x *CodeModeRecord) GetChildBytes() int64 {
+	if x != nil {
+		return x.ChildBytes
+	}
+	return 0
+}
+
+func (x *CodeModeRecord) GetResultBytes() int64 {
+	if x != nil {
+		return x.ResultBytes
+	}
+	return 0
+}
+
+// ChildCall is one tool call a Code Mode program made.
+type ChildCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Tool  string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// arguments is the JSON of the call's arguments (or a note of their size when large).
+	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Ok        bool   `protobuf:"varint,4,opt,name=ok,proto3" json:"ok,omitempty"`
+	// error is "code: message" of a failed call.
+	Error string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// bytes is the size of the result's JSON, in bytes.
+	Bytes         int64                `protobuf:"varint,6,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Duration      *durationpb.Duration `protobuf:"bytes,7,opt,name=duration,proto3" json:"duration,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChildCall) Reset() {
+	*x = ChildCall{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChildCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChildCall) ProtoMessage() {}
+
+func (x *ChildCall) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChildCall.ProtoReflect.Descriptor instead.
+func (*ChildCall) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ChildCall) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ChildCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ChildCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *ChildCall) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *ChildCall) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ChildCall) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ChildCall) GetDuration() *durationpb.Duration {
+	if x != nil {
+		return x.Duration
+	}
+	return nil
+}
+
+type CodeModeRecorded struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id names the record (audit_query's request_id).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// seq is the record's sequence number in the audit log.
+	Seq           uint64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CodeModeRecorded) Reset() {
+	*x = CodeModeRecorded{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CodeModeRecorded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CodeModeRecorded) ProtoMessage() {}
+
+func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
+func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CodeModeRecorded) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CodeModeRecorded) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
 	}
 	return 0
 }
@@ -2811,14 +3533,38 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\fstdout_bytes\x18\x05 \x01(\x03R\vstdoutBytes\x12!\n" +
 	"\fstderr_bytes\x18\x06 \x01(\x03R\vstderrBytes\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reasonB\b\n" +
-	"\x06status\"\x9c\x02\n" +
+	"\x06status\"\xd2\x02\n" +
 	"\tExecEvent\x127\n" +
 	"\baccepted\x18\x01 \x01(\v2\x19.scode.helper.v1.AcceptedH\x00R\baccepted\x121\n" +
 	"\x06denied\x18\x02 \x01(\v2\x17.scode.helper.v1.DeniedH\x00R\x06denied\x124\n" +
 	"\astarted\x18\x03 \x01(\v2\x18.scode.helper.v1.StartedH\x00R\astarted\x121\n" +
 	"\x06output\x18\x04 \x01(\v2\x17.scode.helper.v1.OutputH\x00R\x06output\x121\n" +
-	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exitedB\a\n" +
-	"\x05event\"\xcf\x04\n" +
+	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exited\x124\n" +
+	"\apending\x18\x06 \x01(\v2\x18.scode.helper.v1.PendingH\x00R\apendingB\a\n" +
+	"\x05event\"r\n" +
+	"\aPending\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1c\n" +
+	"\tapprovers\x18\x03 \x01(\tR\tapprovers\"\x8c\x02\n" +
+	"\x0fPendingApproval\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
+	"\x04plan\x18\x02 \x01(\v2\x15.scode.helper.v1.PlanR\x04plan\x12#\n" +
+	"\rrequester_uid\x18\x03 \x01(\rR\frequesterUid\x12#\n" +
+	"\rrequester_pid\x18\x04 \x01(\x05R\frequesterPid\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"&\n" +
+	"\x14ListApprovalsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"S\n" +
+	"\x15ListApprovalsResponse\x12:\n" +
+	"\apending\x18\x01 \x03(\v2 .scode.helper.v1.PendingApprovalR\apending\"A\n" +
+	"\x15DecideApprovalRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aapprove\x18\x02 \x01(\bR\aapprove\"I\n" +
+	"\x16DecideApprovalResponse\x12/\n" +
+	"\x06denied\x18\x01 \x01(\v2\x17.scode.helper.v1.DeniedR\x06denied\"\xcf\x04\n" +
 	"\vPlanRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -2917,7 +3663,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\"C\n" +
 	"\rCheckResponse\x122\n" +
 	"\averdict\x18\x01 \x01(\v2\x18.scode.helper.v1.VerdictR\averdict\"\x0f\n" +
-	"\rStatusRequest\"\x97\x02\n" +
+	"\rStatusRequest\"\xde\x02\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x121\n" +
 	"\x06uptime\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06uptime\x12)\n" +
@@ -2925,7 +3671,39 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x0epolicy_summary\x18\x04 \x01(\tR\rpolicySummary\x12$\n" +
 	"\x0eaudit_head_seq\x18\x05 \x01(\x04R\fauditHeadSeq\x12&\n" +
 	"\x0faudit_head_hash\x18\x06 \x01(\tR\rauditHeadHash\x12\x18\n" +
-	"\arunning\x18\a \x01(\x05R\arunning*<\n" +
+	"\arunning\x18\a \x01(\x05R\arunning\x12E\n" +
+	"\faudit_export\x18\b \x01(\v2\".scode.helper.v1.AuditExportStatusR\vauditExport\"\xf5\x01\n" +
+	"\x11AuditExportStatus\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x18\n" +
+	"\abacklog\x18\x03 \x01(\x04R\abacklog\x12\x1a\n" +
+	"\bexported\x18\x04 \x01(\x04R\bexported\x12!\n" +
+	"\fexported_seq\x18\x05 \x01(\x04R\vexportedSeq\x12\x16\n" +
+	"\x06failed\x18\x06 \x01(\x04R\x06failed\x12\x18\n" +
+	"\adropped\x18\a \x01(\x04R\adropped\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\b \x01(\tR\tlastError\"\x8b\x02\n" +
+	"\x0eCodeModeRecord\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x18\n" +
+	"\aprogram\x18\x02 \x01(\tR\aprogram\x120\n" +
+	"\x05calls\x18\x03 \x03(\v2\x1a.scode.helper.v1.ChildCallR\x05calls\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\x1f\n" +
+	"\vchild_bytes\x18\x06 \x01(\x03R\n" +
+	"childBytes\x12!\n" +
+	"\fresult_bytes\x18\a \x01(\x03R\vresultBytes\"\xc2\x01\n" +
+	"\tChildCall\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x0e\n" +
+	"\x02ok\x18\x04 \x01(\bR\x02ok\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x14\n" +
+	"\x05bytes\x18\x06 \x01(\x03R\x05bytes\x125\n" +
+	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"C\n" +
+	"\x10CodeModeRecorded\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x04R\x03seq*<\n" +
 	"\x05Shell\x12\x15\n" +
 	"\x11SHELL_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -2976,7 +3754,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xc2\x03\n" +
+	"\tROLE_ROOT\x10\x022\xdb\x05\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
@@ -2984,7 +3762,10 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"ApplyPatch\x12\".scode.helper.v1.ApplyPatchRequest\x1a#.scode.helper.v1.ApplyPatchResponse\x12C\n" +
 	"\x04Undo\x12\x1c.scode.helper.v1.UndoRequest\x1a\x1d.scode.helper.v1.UndoResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
-	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponseB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
+	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12^\n" +
+	"\rListApprovals\x12%.scode.helper.v1.ListApprovalsRequest\x1a&.scode.helper.v1.ListApprovalsResponse\x12a\n" +
+	"\x0eDecideApproval\x12&.scode.helper.v1.DecideApprovalRequest\x1a'.scode.helper.v1.DecideApprovalResponse\x12T\n" +
+	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
 var (
 	file_scode_helper_v1_helper_proto_rawDescOnce sync.Once
@@ -2999,57 +3780,67 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
-	(Shell)(0),                    // 0: scode.helper.v1.Shell
-	(Decision)(0),                 // 1: scode.helper.v1.Decision
-	(Signal)(0),                   // 2: scode.helper.v1.Signal
-	(Stream)(0),                   // 3: scode.helper.v1.Stream
-	(Mode)(0),                     // 4: scode.helper.v1.Mode
-	(ApprovalChannel)(0),          // 5: scode.helper.v1.ApprovalChannel
-	(PlanIntent)(0),               // 6: scode.helper.v1.PlanIntent
-	(Outcome)(0),                  // 7: scode.helper.v1.Outcome
-	(Role)(0),                     // 8: scode.helper.v1.Role
-	(*Finding)(nil),               // 9: scode.helper.v1.Finding
-	(*Verdict)(nil),               // 10: scode.helper.v1.Verdict
-	(*ClientVerdict)(nil),         // 11: scode.helper.v1.ClientVerdict
-	(*Approval)(nil),              // 12: scode.helper.v1.Approval
-	(*ExecStart)(nil),             // 13: scode.helper.v1.ExecStart
-	(*StdinClose)(nil),            // 14: scode.helper.v1.StdinClose
-	(*ExecRequest)(nil),           // 15: scode.helper.v1.ExecRequest
-	(*Accepted)(nil),              // 16: scode.helper.v1.Accepted
-	(*Denied)(nil),                // 17: scode.helper.v1.Denied
-	(*Started)(nil),               // 18: scode.helper.v1.Started
-	(*Output)(nil),                // 19: scode.helper.v1.Output
-	(*SignalStatus)(nil),          // 20: scode.helper.v1.SignalStatus
-	(*Exited)(nil),                // 21: scode.helper.v1.Exited
-	(*ExecEvent)(nil),             // 22: scode.helper.v1.ExecEvent
-	(*PlanRequest)(nil),           // 23: scode.helper.v1.PlanRequest
-	(*SandboxSummary)(nil),        // 24: scode.helper.v1.SandboxSummary
-	(*Plan)(nil),                  // 25: scode.helper.v1.Plan
-	(*PlanResponse)(nil),          // 26: scode.helper.v1.PlanResponse
-	(*ApplyPatchRequest)(nil),     // 27: scode.helper.v1.ApplyPatchRequest
-	(*ApplyPatchResponse)(nil),    // 28: scode.helper.v1.ApplyPatchResponse
-	(*UndoRequest)(nil),           // 29: scode.helper.v1.UndoRequest
-	(*UndoResponse)(nil),          // 30: scode.helper.v1.UndoResponse
-	(*CheckRequest)(nil),          // 31: scode.helper.v1.CheckRequest
-	(*CheckResponse)(nil),         // 32: scode.helper.v1.CheckResponse
-	(*StatusRequest)(nil),         // 33: scode.helper.v1.StatusRequest
-	(*StatusResponse)(nil),        // 34: scode.helper.v1.StatusResponse
-	nil,                           // 35: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 36: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 38: google.protobuf.Duration
+	(Shell)(0),                     // 0: scode.helper.v1.Shell
+	(Decision)(0),                  // 1: scode.helper.v1.Decision
+	(Signal)(0),                    // 2: scode.helper.v1.Signal
+	(Stream)(0),                    // 3: scode.helper.v1.Stream
+	(Mode)(0),                      // 4: scode.helper.v1.Mode
+	(ApprovalChannel)(0),           // 5: scode.helper.v1.ApprovalChannel
+	(PlanIntent)(0),                // 6: scode.helper.v1.PlanIntent
+	(Outcome)(0),                   // 7: scode.helper.v1.Outcome
+	(Role)(0),                      // 8: scode.helper.v1.Role
+	(*Finding)(nil),                // 9: scode.helper.v1.Finding
+	(*Verdict)(nil),                // 10: scode.helper.v1.Verdict
+	(*ClientVerdict)(nil),          // 11: scode.helper.v1.ClientVerdict
+	(*Approval)(nil),               // 12: scode.helper.v1.Approval
+	(*ExecStart)(nil),              // 13: scode.helper.v1.ExecStart
+	(*StdinClose)(nil),             // 14: scode.helper.v1.StdinClose
+	(*ExecRequest)(nil),            // 15: scode.helper.v1.ExecRequest
+	(*Accepted)(nil),               // 16: scode.helper.v1.Accepted
+	(*Denied)(nil),                 // 17: scode.helper.v1.Denied
+	(*Started)(nil),                // 18: scode.helper.v1.Started
+	(*Output)(nil),                 // 19: scode.helper.v1.Output
+	(*SignalStatus)(nil),           // 20: scode.helper.v1.SignalStatus
+	(*Exited)(nil),                 // 21: scode.helper.v1.Exited
+	(*ExecEvent)(nil),              // 22: scode.helper.v1.ExecEvent
+	(*Pending)(nil),                // 23: scode.helper.v1.Pending
+	(*PendingApproval)(nil),        // 24: scode.helper.v1.PendingApproval
+	(*ListApprovalsRequest)(nil),   // 25: scode.helper.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),  // 26: scode.helper.v1.ListApprovalsResponse
+	(*DecideApprovalRequest)(nil),  // 27: scode.helper.v1.DecideApprovalRequest
+	(*DecideApprovalResponse)(nil), // 28: scode.helper.v1.DecideApprovalResponse
+	(*PlanRequest)(nil),            // 29: scode.helper.v1.PlanRequest
+	(*SandboxSummary)(nil),         // 30: scode.helper.v1.SandboxSummary
+	(*Plan)(nil),                   // 31: scode.helper.v1.Plan
+	(*PlanResponse)(nil),           // 32: scode.helper.v1.PlanResponse
+	(*ApplyPatchRequest)(nil),      // 33: scode.helper.v1.ApplyPatchRequest
+	(*ApplyPatchResponse)(nil),     // 34: scode.helper.v1.ApplyPatchResponse
+	(*UndoRequest)(nil),            // 35: scode.helper.v1.UndoRequest
+	(*UndoResponse)(nil),           // 36: scode.helper.v1.UndoResponse
+	(*CheckRequest)(nil),           // 37: scode.helper.v1.CheckRequest
+	(*CheckResponse)(nil),          // 38: scode.helper.v1.CheckResponse
+	(*StatusRequest)(nil),          // 39: scode.helper.v1.StatusRequest
+	(*StatusResponse)(nil),         // 40: scode.helper.v1.StatusResponse
+	(*AuditExportStatus)(nil),      // 41: scode.helper.v1.AuditExportStatus
+	(*CodeModeRecord)(nil),         // 42: scode.helper.v1.CodeModeRecord
+	(*ChildCall)(nil),              // 43: scode.helper.v1.ChildCall
+	(*CodeModeRecorded)(nil),       // 44: scode.helper.v1.CodeModeRecorded
+	nil,                            // 45: scode.helper.v1.ExecStart.EnvEntry
+	nil,                            // 46: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil),  // 47: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	37, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	47, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	35, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	45, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3059,52 +3850,69 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	38, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	48, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
-	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	36, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
-	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
-	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
-	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
-	0,  // 28: scode.helper.v1.Plan.shell:type_name -> scode.helper.v1.Shell
-	4,  // 29: scode.helper.v1.Plan.mode:type_name -> scode.helper.v1.Mode
-	10, // 30: scode.helper.v1.Plan.verdict:type_name -> scode.helper.v1.Verdict
-	7,  // 31: scode.helper.v1.Plan.outcome:type_name -> scode.helper.v1.Outcome
-	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
-	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
-	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	37, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
-	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
-	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
-	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
-	12, // 39: scode.helper.v1.UndoRequest.approval:type_name -> scode.helper.v1.Approval
-	4,  // 40: scode.helper.v1.UndoRequest.mode:type_name -> scode.helper.v1.Mode
-	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
-	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
-	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	38, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
-	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	15, // 46: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	23, // 47: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	27, // 48: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
-	29, // 49: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
-	31, // 50: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	33, // 51: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	22, // 52: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 53: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 54: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	30, // 55: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	32, // 56: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	34, // 57: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	23, // 23: scode.helper.v1.ExecEvent.pending:type_name -> scode.helper.v1.Pending
+	47, // 24: scode.helper.v1.Pending.expires_at:type_name -> google.protobuf.Timestamp
+	31, // 25: scode.helper.v1.PendingApproval.plan:type_name -> scode.helper.v1.Plan
+	47, // 26: scode.helper.v1.PendingApproval.created_at:type_name -> google.protobuf.Timestamp
+	47, // 27: scode.helper.v1.PendingApproval.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 28: scode.helper.v1.ListApprovalsResponse.pending:type_name -> scode.helper.v1.PendingApproval
+	17, // 29: scode.helper.v1.DecideApprovalResponse.denied:type_name -> scode.helper.v1.Denied
+	0,  // 30: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
+	46, // 31: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	11, // 32: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
+	4,  // 33: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
+	6,  // 34: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
+	0,  // 35: scode.helper.v1.Plan.shell:type_name -> scode.helper.v1.Shell
+	4,  // 36: scode.helper.v1.Plan.mode:type_name -> scode.helper.v1.Mode
+	10, // 37: scode.helper.v1.Plan.verdict:type_name -> scode.helper.v1.Verdict
+	7,  // 38: scode.helper.v1.Plan.outcome:type_name -> scode.helper.v1.Outcome
+	30, // 39: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
+	8,  // 40: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
+	31, // 41: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
+	47, // 42: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	12, // 43: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 44: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 45: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
+	12, // 46: scode.helper.v1.UndoRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 47: scode.helper.v1.UndoRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 48: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
+	0,  // 49: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
+	10, // 50: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
+	48, // 51: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	8,  // 52: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
+	41, // 53: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
+	43, // 54: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
+	48, // 55: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	48, // 56: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	15, // 57: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	29, // 58: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	33, // 59: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	35, // 60: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	37, // 61: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	39, // 62: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	25, // 63: scode.helper.v1.Helper.ListApprovals:input_type -> scode.helper.v1.ListApprovalsRequest
+	27, // 64: scode.helper.v1.Helper.DecideApproval:input_type -> scode.helper.v1.DecideApprovalRequest
+	42, // 65: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
+	22, // 66: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	32, // 67: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	34, // 68: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	36, // 69: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	38, // 70: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	40, // 71: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	26, // 72: scode.helper.v1.Helper.ListApprovals:output_type -> scode.helper.v1.ListApprovalsResponse
+	28, // 73: scode.helper.v1.Helper.DecideApproval:output_type -> scode.helper.v1.DecideApprovalResponse
+	44, // 74: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	66, // [66:75] is the sub-list for method output_type
+	57, // [57:66] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -3128,6 +3936,7 @@ func file_scode_helper_v1_helper_proto_init() {
 		(*ExecEvent_Started)(nil),
 		(*ExecEvent_Output)(nil),
 		(*ExecEvent_Exited)(nil),
+		(*ExecEvent_Pending)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3135,7 +3944,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   28,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
