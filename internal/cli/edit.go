@@ -88,8 +88,8 @@ func editApprover(streams IO, f editFlags, question string) helperclient.Approve
 		in, inOK := streams.In.(*os.File)
 		errf, errOK := streams.Err.(*os.File)
 		if !inOK || !errOK || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(errf.Fd())) {
-			return 0, fmt.Errorf("%w: %s: %s (mode %s; no terminal to ask on: rerun with --yes to approve this one change, or --mode accept-edits)",
-				helperclient.ErrNotApproved, strings.Join(pl.Outcome.Rules, ", "), oneLine(pl.Outcome.Reason), pl.Plan.Mode)
+			return 0, editNotApproved(fmt.Sprintf("%s: %s (mode %s; no terminal to ask on: rerun with --yes to approve this one change, or --mode accept-edits)",
+				strings.Join(pl.Outcome.Rules, ", "), oneLine(pl.Outcome.Reason), pl.Plan.Mode))
 		}
 		yes, err := confirmCard(in, streams.Err, question, f.expand, func(opt cardOptions) {
 			opt.width = terminalWidth(streams.Err)
@@ -101,9 +101,25 @@ func editApprover(streams IO, f editFlags, question string) helperclient.Approve
 		if yes {
 			return permission.ChannelTerminal, nil
 		}
-		return 0, helperclient.ErrNotApproved
+		return 0, editNotApproved("")
 	})
 }
+
+// editNotApproved is an edit a person did not approve, or could not: it is
+// helperclient.ErrNotApproved (errors.Is), worded for an edit, whose refusal ends with
+// "nothing was changed" (editFailure), not with helperclient's "nothing was run".
+type editNotApproved string
+
+// Error returns "not approved", then the detail.
+func (e editNotApproved) Error() string {
+	if e == "" {
+		return "not approved"
+	}
+	return "not approved: " + string(e)
+}
+
+// Unwrap returns helperclient.ErrNotApproved.
+func (e editNotApproved) Unwrap() error { return helperclient.ErrNotApproved }
 
 // editFailure turns an edit that did not reach the file tools into its error object and
 // exit status: not approved or refused by the helper (1, or 126 for a refused workspace, as

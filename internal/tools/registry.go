@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/s-code-dev/s-code/internal/patch"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -119,8 +120,9 @@ func (t *tool[In, Out]) mustSchemas() {
 // typeSchemas are the schemas of types whose JSON form is not what their Go kind says
 // (they marshal themselves as text).
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[safety.Decision](): {Type: "string", Enum: []any{"allow", "ask", "deny"}},
-	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"}, // raw JSON, not the []byte it is in Go
+	reflect.TypeFor[safety.Decision]():    {Type: "string", Enum: []any{"allow", "ask", "deny"}},
+	reflect.TypeFor[json.RawMessage]():    {Description: "any JSON value"}, // raw JSON, not the []byte it is in Go
+	reflect.TypeFor[patch.NullableText](): {Types: []string{"string", "null"}},
 }
 
 // schemaFor returns the JSON schema of T's JSON encoding.
