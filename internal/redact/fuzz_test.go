@@ -107,7 +107,7 @@ func FuzzString(f *testing.F) {
 		}
 		lower := strings.ToLower(s)
 		clean := true
-		for _, p := range patterns {
+		for _, p := range patterns() {
 			for _, m := range p.marker {
 				clean = clean && !strings.Contains(lower, m)
 			}
