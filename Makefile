@@ -6,7 +6,7 @@ PKG := github.com/s-code-dev/s-code
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X $(PKG)/internal/version.Version=$(VERSION)
 
-.PHONY: help build docs test lint bench demo clean deps install uninstall proto check-proto proto-tools deb nfpm otelcol
+.PHONY: help build docs test test-deps lint bench demo clean deps install uninstall proto check-proto proto-tools deb nfpm otelcol
 
 # Pinned code generators for proto/ (protoc itself comes from Debian's protobuf-compiler).
 PROTOC_GEN_GO_VERSION := v1.36.12
@@ -45,7 +45,10 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 docs: ## generate the man pages and shell completions into ./bin/share
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run -ldflags '$(LDFLAGS)' ./tools/gendocs -out $(SHARE)
 
-test: deps ## run every test (root-only tests skip unless run as root; S_CODE_REQUIRE_ROOT=1 fails them instead)
+test-deps: ## install what the tests need: Debian packages (as root) and the pinned npm packages of test/mcp
+	@bash scripts/ci-deps.sh
+
+test: deps test-deps ## run every test (root-only tests skip unless run as root; S_CODE_REQUIRE_ROOT=1 fails them instead)
 	$(GO) test -count=1 ./...
 
 lint: deps ## gofmt, go vet (linux and darwin)
