@@ -167,3 +167,17 @@ func planCard(pl *helperclient.Planned) *tools.Card {
 		Digest: pl.Digest, Rules: pl.Outcome.Rules, Reason: pl.Outcome.Reason,
 	}
 }
+
+// recordHostToolCall sends r to the user helper's RecordHostToolCall (the audit log is the
+// helper's).
+func (h *helperExec) recordHostToolCall(ctx context.Context, r *helperv1.HostToolCall) (*helperv1.CodeModeRecorded, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := c.API().RecordHostToolCall(ctx, r)
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		h.drop(c)
+	}
+	return rec, err
+}

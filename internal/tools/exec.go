@@ -58,6 +58,15 @@ type Card struct {
 	Digest string   `json:"digest,omitempty"`
 	Rules  []string `json:"rules,omitempty"`
 	Reason string   `json:"reason,omitempty"`
+	// Server, Tool and Arguments name a call of a host MCP server's tool (Kind
+	// "host_tool_call"): the server's definition name, the server's own tool name and the
+	// call's arguments (JSON). HostCommand is the server's command line; Authority the
+	// sentence that it runs outside the sandbox (hostdef.AmbientAuthority).
+	Server      string `json:"server,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	Arguments   string `json:"arguments,omitempty"`
+	HostCommand string `json:"host_command,omitempty"`
+	Authority   string `json:"authority,omitempty"`
 }
 
 // SandboxSummary is the part of the sandbox profile a card shows: the filesystem scope.
@@ -75,6 +84,13 @@ type SandboxSummary struct {
 func (c *Card) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", c.Title)
+	if c.Server != "" {
+		fmt.Fprintf(&b, "server:    %s\n", c.Server)
+		fmt.Fprintf(&b, "tool:      %s\n", c.Tool)
+		fmt.Fprintf(&b, "arguments: %s\n", c.Arguments)
+		fmt.Fprintf(&b, "runs:      %s\n", c.HostCommand)
+		fmt.Fprintf(&b, "authority: %s\n", c.Authority)
+	}
 	if c.Command != "" {
 		fmt.Fprintf(&b, "command:   %s\n", c.Command)
 		fmt.Fprintf(&b, "cwd:       %s\n", c.Cwd)

@@ -3052,6 +3052,113 @@ func (x *ChildCall) GetDuration() *durationpb.Duration {
 	return nil
 }
 
+// HostToolCall is one tool call of a host MCP server, as the client (s-code mcp) reported it.
+type HostToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the session's workspace root.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// server is the name of the MCP server's definition; tool the server's own tool name.
+	Server string `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
+	Tool   string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// command is the server's command line; digest the digest of its confirmed card.
+	Command string `protobuf:"bytes,4,opt,name=command,proto3" json:"command,omitempty"`
+	Digest  string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	// arguments is the JSON of the call's arguments (redacted by the log).
+	Arguments string `protobuf:"bytes,6,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// approved reports whether a person accepted this one call; reason says why not, or how
+	// the call ended.
+	Approved      bool   `protobuf:"varint,7,opt,name=approved,proto3" json:"approved,omitempty"`
+	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostToolCall) Reset() {
+	*x = HostToolCall{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostToolCall) ProtoMessage() {}
+
+func (x *HostToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostToolCall.ProtoReflect.Descriptor instead.
+func (*HostToolCall) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *HostToolCall) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetApproved() bool {
+	if x != nil {
+		return x.Approved
+	}
+	return false
+}
+
+func (x *HostToolCall) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type CodeModeRecorded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// request_id names the record (audit_query's request_id).
@@ -3064,7 +3171,7 @@ type CodeModeRecorded struct {
 
 func (x *CodeModeRecorded) Reset() {
 	*x = CodeModeRecorded{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3183,7 @@ func (x *CodeModeRecorded) String() string {
 func (*CodeModeRecorded) ProtoMessage() {}
 
 func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3196,7 @@ func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
 func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{29}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CodeModeRecorded) GetRequestId() string {
@@ -3321,7 +3428,16 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x02ok\x18\x04 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x14\n" +
 	"\x05bytes\x18\x06 \x01(\x03R\x05bytes\x125\n" +
-	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"C\n" +
+	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xdc\x01\n" +
+	"\fHostToolCall\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
+	"\x06server\x18\x02 \x01(\tR\x06server\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x18\n" +
+	"\acommand\x18\x04 \x01(\tR\acommand\x12\x16\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x1c\n" +
+	"\targuments\x18\x06 \x01(\tR\targuments\x12\x1a\n" +
+	"\bapproved\x18\a \x01(\bR\bapproved\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"C\n" +
 	"\x10CodeModeRecorded\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
@@ -3376,7 +3492,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\x98\x04\n" +
+	"\tROLE_ROOT\x10\x022\xf0\x04\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
@@ -3385,7 +3501,8 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Undo\x12\x1c.scode.helper.v1.UndoRequest\x1a\x1d.scode.helper.v1.UndoResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
 	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12T\n" +
-	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
+	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecorded\x12V\n" +
+	"\x12RecordHostToolCall\x12\x1d.scode.helper.v1.HostToolCall\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
 var (
 	file_scode_helper_v1_helper_proto_rawDescOnce sync.Once
@@ -3400,7 +3517,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                    // 0: scode.helper.v1.Shell
 	(Decision)(0),                 // 1: scode.helper.v1.Decision
@@ -3440,21 +3557,22 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*AuditExportStatus)(nil),     // 35: scode.helper.v1.AuditExportStatus
 	(*CodeModeRecord)(nil),        // 36: scode.helper.v1.CodeModeRecord
 	(*ChildCall)(nil),             // 37: scode.helper.v1.ChildCall
-	(*CodeModeRecorded)(nil),      // 38: scode.helper.v1.CodeModeRecorded
-	nil,                           // 39: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 40: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 42: google.protobuf.Duration
+	(*HostToolCall)(nil),          // 38: scode.helper.v1.HostToolCall
+	(*CodeModeRecorded)(nil),      // 39: scode.helper.v1.CodeModeRecorded
+	nil,                           // 40: scode.helper.v1.ExecStart.EnvEntry
+	nil,                           // 41: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 42: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 43: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	41, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	42, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	39, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	40, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3464,14 +3582,14 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	42, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	43, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	40, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	41, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -3482,7 +3600,7 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	41, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	42, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
 	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
 	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
 	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
@@ -3491,12 +3609,12 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
 	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	42, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	43, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
 	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
 	35, // 46: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
 	37, // 47: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
-	42, // 48: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
-	42, // 49: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	43, // 48: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	43, // 49: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
 	15, // 50: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
 	23, // 51: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
 	27, // 52: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
@@ -3504,15 +3622,17 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	31, // 54: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
 	33, // 55: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
 	36, // 56: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
-	22, // 57: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 58: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 59: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	30, // 60: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	32, // 61: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	34, // 62: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	38, // 63: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
-	57, // [57:64] is the sub-list for method output_type
-	50, // [50:57] is the sub-list for method input_type
+	38, // 57: scode.helper.v1.Helper.RecordHostToolCall:input_type -> scode.helper.v1.HostToolCall
+	22, // 58: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	26, // 59: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	28, // 60: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	30, // 61: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	32, // 62: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	34, // 63: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	39, // 64: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	39, // 65: scode.helper.v1.Helper.RecordHostToolCall:output_type -> scode.helper.v1.CodeModeRecorded
+	58, // [58:66] is the sub-list for method output_type
+	50, // [50:58] is the sub-list for method input_type
 	50, // [50:50] is the sub-list for extension type_name
 	50, // [50:50] is the sub-list for extension extendee
 	0,  // [0:50] is the sub-list for field type_name
@@ -3546,7 +3666,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
