@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
+	processesv1 "github.com/s-code-dev/s-code/proto/scode/processes/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -180,4 +182,20 @@ func (h *helperExec) recordHostToolCall(ctx context.Context, r *helperv1.HostToo
 		h.drop(c)
 	}
 	return rec, err
+}
+
+// preCall asks the user helper's Processes.PreCall about a call of tool (PreCallFunc).
+func (h *helperExec) preCall(ctx context.Context, tool string, input json.RawMessage) (string, string, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	r, err := c.Processes().PreCall(ctx, &processesv1.PreCallRequest{Tool: tool, Input: string(input)})
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		h.drop(c)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return r.GetDecision(), r.GetReason(), nil
 }

@@ -59,7 +59,18 @@ type Options struct {
 	// HostCallAudit writes host_tool_call records; nil means the user helper at Socket (its
 	// RecordHostToolCall RPC).
 	HostCallAudit HostCallAuditFunc
+	// PreCall runs the user's pre-call hooks about each tool call before it runs (the user
+	// helper's Processes.PreCall); nil runs none. A deny or an ask stops the call with the
+	// hook's reason, and an error refuses the call (fail closed).
+	PreCall PreCallFunc
+	// Hooks, with PreCall nil, runs the pre-call hooks through the user helper at Socket
+	// (its Processes.PreCall, which reads the user's definitions itself).
+	Hooks bool
 }
+
+// PreCallFunc runs the pre-call hooks about a call of tool with the JSON arguments input and
+// returns their decision ("allow", "ask" or "deny") and reason.
+type PreCallFunc func(ctx context.Context, tool string, input json.RawMessage) (decision, reason string, err error)
 
 // Server is one MCP server over one workspace. Over stdio it serves one session.
 type Server struct {
@@ -75,6 +86,7 @@ type Server struct {
 	approvals *approvals
 	deferred  []tools.Tool // the built-in deferred tools
 	hosted    *hosted
+	preCall   PreCallFunc
 }
 
 // New opens the workspace and returns a server with the core tools and tool_search.
@@ -102,7 +114,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Home != "" {
 		home = opts.Home
 	}
-	s := &Server{root: root, loaded: map[string]bool{}}
+	s := &Server{root: root, loaded: map[string]bool{}, preCall: opts.PreCall}
 	if s.approvals, err = newApprovals(); err != nil {
 		root.Close()
 		return nil, err
@@ -151,6 +163,9 @@ func New(opts Options) (*Server, error) {
 	hostRecord := opts.HostCallAudit
 	if hostRecord == nil {
 		hostRecord = s.exec.recordHostToolCall
+	}
+	if s.preCall == nil && opts.Hooks {
+		s.preCall = s.exec.preCall
 	}
 	s.hosted = &hosted{defs: opts.HostProcesses, home: home, resolver: opts.Resolver, getenv: hostEnv, record: hostRecord}
 	return s, nil
@@ -209,6 +224,9 @@ func (s *Server) addTool(t tools.Tool) {
 		ap := &elicitApprover{session: req.Session, approvals: s.approvals, responses: req.Params.InputResponses, state: req.Params.RequestState}
 		env.Approver = ap
 		ctx = context.WithValue(ctx, notifierKey{}, req)
+		if err := s.runPreCall(ctx, t.Name(), req.Params.Arguments); err != nil {
+			return toolResult(nil, err)
+		}
 		out, err := t.Call(ctx, &env, req.Params.Arguments)
 		var pending *tools.ApprovalPending
 		if errors.As(err, &pending) {
@@ -219,6 +237,30 @@ func (s *Server) addTool(t tools.Tool) {
 		}
 		return toolResult(out, err)
 	})
+}
+
+// runPreCall asks the pre-call hooks about a call of tool; nil lets it run. A deny is a
+// tools.Error with the hook's reason. An ask refuses the call too (fail closed): putting a
+// hook's ask to a person on top of the tool's own approval is not built yet. A hook that could
+// not be asked refuses the call.
+func (s *Server) runPreCall(ctx context.Context, tool string, args json.RawMessage) error {
+	if s.preCall == nil {
+		return nil
+	}
+	decision, reason, err := s.preCall(ctx, tool, args)
+	if err != nil {
+		return &tools.Error{Code: "denied_by_hook", Message: fmt.Sprintf("the pre-call hooks could not be run, so %s was refused: %v", tool, err)}
+	}
+	switch decision {
+	case "allow":
+		return nil
+	case "ask":
+		return &tools.Error{Code: "denied_by_hook", Message: reason + "; s-code mcp does not yet put a hook's ask to a person, so the call was refused"}
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("the pre-call hooks answered %q", decision)
+	}
+	return &tools.Error{Code: "denied_by_hook", Message: reason}
 }
 
 // toolResult renders a tool's answer: the structured result and its JSON as text, or a tool
