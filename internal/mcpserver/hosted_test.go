@@ -144,7 +144,7 @@ func TestHostedMCPServerEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := text(res); res.IsError || !strings.Contains(out, "EVERYTHING_TOKEN") || strings.Contains(out, secret) {
+	if out := text(res); res.IsError || !strings.Contains(out, `"EVERYTHING_TOKEN": "[REDACTED:registered]"`) || strings.Contains(out, secret) {
 		t.Fatalf("get-env: %v %q", res.IsError, out)
 	}
 
