@@ -199,3 +199,12 @@ func (h *helperExec) preCall(ctx context.Context, tool string, input json.RawMes
 	}
 	return r.GetDecision(), r.GetReason(), nil
 }
+
+// processes returns the user helper's Processes client (ProcessesFunc).
+func (h *helperExec) processes(ctx context.Context) (processesv1.ProcessesClient, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Processes(), nil
+}

@@ -63,6 +63,9 @@ type Options struct {
 	// helper's Processes.PreCall); nil runs none. A deny or an ask stops the call with the
 	// hook's reason, and an error refuses the call (fail closed).
 	PreCall PreCallFunc
+	// Processes reaches the user helper's Processes service for the terminal_* tools; nil
+	// means the helper at Socket.
+	Processes ProcessesFunc
 	// Hooks, with PreCall nil, runs the pre-call hooks through the user helper at Socket
 	// (its Processes.PreCall, which reads the user's definitions itself).
 	Hooks bool
@@ -87,6 +90,7 @@ type Server struct {
 	deferred  []tools.Tool // the built-in deferred tools
 	hosted    *hosted
 	preCall   PreCallFunc
+	terms     *terminals
 }
 
 // New opens the workspace and returns a server with the core tools and tool_search.
@@ -129,7 +133,12 @@ func New(opts Options) (*Server, error) {
 	if record == nil {
 		record = s.exec.recordCodeMode
 	}
+	s.terms = &terminals{session: newSessionID(), dial: opts.Processes}
+	if s.terms.dial == nil {
+		s.terms.dial = s.exec.processes
+	}
 	all := append(tools.Core(format), tools.Deferred()...)
+	all = append(all, s.terms.tools(home)...)
 	if s.registry, err = tools.NewRegistry(all...); err != nil {
 		root.Close()
 		return nil, err
@@ -173,6 +182,7 @@ func New(opts Options) (*Server, error) {
 
 // Close releases the workspace handle and the helper connection.
 func (s *Server) Close() error {
+	s.terms.end()
 	s.hosted.close()
 	s.exec.close()
 	return s.root.Close()

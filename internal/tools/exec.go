@@ -86,9 +86,20 @@ func (c *Card) Text() string {
 	fmt.Fprintf(&b, "%s\n", c.Title)
 	if c.Server != "" {
 		fmt.Fprintf(&b, "server:    %s\n", c.Server)
+	}
+	if c.Tool != "" {
 		fmt.Fprintf(&b, "tool:      %s\n", c.Tool)
+	}
+	if c.Arguments != "" {
 		fmt.Fprintf(&b, "arguments: %s\n", c.Arguments)
+	}
+	if c.HostCommand != "" {
 		fmt.Fprintf(&b, "runs:      %s\n", c.HostCommand)
+		if c.Command == "" && c.Cwd != "" {
+			fmt.Fprintf(&b, "in:        %s\n", c.Cwd)
+		}
+	}
+	if c.Authority != "" {
 		fmt.Fprintf(&b, "authority: %s\n", c.Authority)
 	}
 	if c.Command != "" {
