@@ -54,6 +54,9 @@ type Approval struct {
 	Digest    string    `json:"digest,omitempty"`    // the plan digest approved
 	Nonce     string    `json:"nonce,omitempty"`     // the single-use nonce
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // when it lapses
+	// Approver is the team approver who approved or denied the request (channel team):
+	// another uid than the requester (the record's peer), in the policy's approvers group.
+	Approver *Peer `json:"approver,omitempty"`
 }
 
 // Record is one audit record. The writer fills Seq, Time, Prev and Hash (and the fields of

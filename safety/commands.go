@@ -117,6 +117,7 @@ func init() {
 	register(hEnv, "env")
 	register(hSudo, "sudo", "doas", "pkexec", "run0", "su", "sudoedit", "runuser", "please", "ksu", "sg", "newgrp")
 	register(hDisown, "disown", "bg", "fg")
+	register(hScode, "s-code")
 
 	register(interp("c", "c", "m"), "python", "python2", "python3", "pypy", "pypy3", "ipython", "jython")
 	register(interp("ep", "ep", "r"), "node", "nodejs")

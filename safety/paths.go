@@ -20,6 +20,7 @@ const (
 	pcDevTCP                       // bash's /dev/tcp and /dev/udp
 	pcOutside                      // anywhere else outside the workspace
 	pcDynamic                      // only known at run time
+	pcScodeState                   // S-Code's own configuration, state, audit log or runtime directory
 )
 
 var classSuffix = [...]string{
@@ -30,6 +31,7 @@ var classSuffix = [...]string{
 	pcSystem:      "system",
 	pcOutside:     "outside-workspace",
 	pcDynamic:     "dynamic-path",
+	pcScodeState:  "scode-state",
 }
 
 // resolve returns the absolute, cleaned path an argument names, with dyn marking run-time
@@ -247,6 +249,9 @@ func (a *analyzer) classify(p string) pathClass {
 		}
 	}
 	comps := splitPath(p)
+	if a.isScodeState(p, comps) {
+		return pcScodeState
+	}
 	if a.policyProtected(p, comps) {
 		return pcProtected
 	}
@@ -374,7 +379,7 @@ func (a *analyzer) writeDecision(pc pathClass) (string, Decision) {
 		return "", Allow
 	case pcWorkspace, pcTmp, pcDynamic:
 		return classSuffix[pc], Ask
-	case pcProtected, pcPersistence:
+	case pcProtected, pcPersistence, pcScodeState:
 		return classSuffix[pc], Deny
 	case pcSystem, pcOutside:
 		if root {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -20,6 +22,11 @@ type cardOptions struct {
 	verdict bool
 	// local says the client made the plan itself (s-code check without --helper).
 	local bool
+	// interactive says the card is on a terminal that asks next: a folded list says
+	// "press e to expand" (confirmCard) instead of naming --expand.
+	interactive bool
+	// folded, when set, is set to true when a list was folded.
+	folded *bool
 }
 
 // cardListLines is how many entries of a path list a folded card shows.
@@ -93,7 +100,14 @@ func writePlanCard(w io.Writer, p permission.Plan, o permission.Outcome, digest 
 			fmt.Fprintf(&b, "    %s\n", red(it))
 		}
 		if n < len(items) {
-			fmt.Fprintf(&b, "    … %d more (--expand lists them all)\n", len(items)-n)
+			if opt.folded != nil {
+				*opt.folded = true
+			}
+			if opt.interactive {
+				fmt.Fprintf(&b, "    … %d more, press e to expand\n", len(items)-n)
+			} else {
+				fmt.Fprintf(&b, "    … %d more (--expand lists them all)\n", len(items)-n)
+			}
 		}
 	}
 	sb := p.Sandbox
@@ -139,4 +153,34 @@ func findingRules(p permission.Plan) []string {
 		ids = append(ids, f.Rule)
 	}
 	return ids
+}
+
+// confirmCard shows a card on a terminal and asks question: it renders the card folded
+// (unless expand), and while the answer is e, renders it again expanded and asks again. It
+// returns whether the answer was y or yes. render writes the card with the options given.
+func confirmCard(in io.Reader, w io.Writer, question string, expand bool, render func(opt cardOptions)) (bool, error) {
+	r := bufio.NewReader(in)
+	for {
+		folded := false
+		render(cardOptions{expand: expand, interactive: true, folded: &folded})
+		if folded {
+			fmt.Fprintf(w, "%s [y/N, e to expand] ", question)
+		} else {
+			fmt.Fprintf(w, "%s [y/N] ", question)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("read answer: %w", err)
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return true, nil
+		case "e":
+			if folded && err == nil {
+				expand = true
+				continue
+			}
+		}
+		return false, nil
+	}
 }

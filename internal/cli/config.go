@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -59,7 +60,7 @@ func loadUserConfig() (userConfig, error) {
 	dec := toml.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("configuration %s: %w", p, err)
+		return c, configDecodeError(p, err)
 	}
 	if c.EditFormat != "" {
 		if _, err := tools.ParseEditFormat(c.EditFormat); err != nil {
@@ -72,6 +73,26 @@ func loadUserConfig() (userConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// configDecodeError names the line of a TOML error in the configuration file at path: each
+// unknown key (with the keys the file may hold), or the syntax error's line and column.
+func configDecodeError(path string, err error) error {
+	var sm *toml.StrictMissingError
+	var de *toml.DecodeError
+	switch {
+	case errors.As(err, &sm):
+		var parts []string
+		for _, e := range sm.Errors {
+			row, _ := e.Position()
+			parts = append(parts, fmt.Sprintf("%s:%d: unknown key %q", path, row, strings.Join(e.Key(), ".")))
+		}
+		return fmt.Errorf("configuration %s (the keys are mode, edit_format and code_mode)", strings.Join(parts, "; "))
+	case errors.As(err, &de):
+		row, col := de.Position()
+		return fmt.Errorf("configuration %s:%d:%d: %w", path, row, col, err)
+	}
+	return fmt.Errorf("configuration %s: %w", path, err)
 }
 
 // sessionMode returns the permission mode of this session: the --mode flag when given,

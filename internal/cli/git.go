@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/s-code-dev/s-code/internal/gitsafe"
+	"github.com/s-code-dev/s-code/internal/tools"
 )
 
 // gitFlags are the flags shared by every `s-code git` subcommand.
@@ -49,17 +50,19 @@ repository with exit status 126, naming the key and the file.`,
 	return cmd
 }
 
-// open returns the Repo of the workspace the flags name: --workspace, or the directory
-// holding .git nearest above the working directory (as for read and patch), or the
-// working directory.
-func (f *gitFlags) open() (*gitsafe.Repo, error) {
+// env returns the tool environment of the workspace the flags name: --workspace, or the
+// directory holding .git nearest above the working directory (as for read and patch), or
+// the working directory, opened as a directory handle. The verbs are renderers over the
+// git_* tools of internal/tools, so `s-code git` and the MCP server cannot disagree. The
+// caller closes the returned root.
+func (f *gitFlags) env() (*tools.Env, error) {
 	if f.maxBytes <= 0 {
 		return nil, usagef("--max-bytes must be positive")
 	}
 	if f.timeout <= 0 {
 		return nil, usagef("--timeout must be positive")
 	}
-	ws, err := userWorkspace(f.workspace)
+	root, err := openWorkspace(f.workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +72,7 @@ func (f *gitFlags) open() (*gitsafe.Repo, error) {
 	if !f.json {
 		limit = max(limit, gitsafe.DefaultMaxOutput)
 	}
-	return gitsafe.Open(ws, gitsafe.Options{MaxOutput: limit, Timeout: f.timeout})
+	return &tools.Env{Root: root, Git: gitsafe.Options{MaxOutput: limit, Timeout: f.timeout}}, nil
 }
 
 // gitError maps a gitsafe error to the command's exit status: refusals exit 126 (naming
@@ -78,6 +81,13 @@ func gitError(streams IO, err error) error {
 	if errors.As(err, new(usageError)) {
 		return err
 	}
+	var te *tools.Error
+	if errors.As(err, &te) && te.Err == nil && te.Code == "invalid_arguments" {
+		return usageError{errors.New(te.Message)}
+	}
+	// The CLI prints the cause in its own words; the advice written for a model stays in
+	// the MCP server.
+	err = cliError(err)
 	var ce *gitsafe.ConfigError
 	if errors.As(err, &ce) {
 		for _, f := range ce.Findings[1:] {
@@ -162,25 +172,26 @@ func splitDash(c *cobra.Command, args []string) (revs, paths []string) {
 }
 
 func newGitStatusCmd(streams IO, f *gitFlags) *cobra.Command {
-	var opts gitsafe.StatusOptions
+	var in tools.GitStatusInput
 	cmd := &cobra.Command{
 		Use:   "status [--] [PATH...]",
 		Short: "Show the working tree status (git status --porcelain=v2, parsed)",
 		RunE: func(c *cobra.Command, args []string) error {
-			r, err := f.open()
+			env, err := f.env()
 			if err != nil {
 				return gitError(streams, err)
 			}
-			opts.Paths = args
-			st, err := r.Status(c.Context(), opts)
+			defer env.Root.Close()
+			in.Paths = args
+			st, err := tools.GitStatus(c.Context(), env, in)
 			if err != nil {
 				return gitError(streams, err)
 			}
 			return emit(streams, f, st, st.Truncated, func(w io.Writer) error { return writeStatus(w, st) })
 		},
 	}
-	cmd.Flags().StringVar(&opts.Untracked, "untracked-files", "normal", "untracked files to list: no, normal or all")
-	cmd.Flags().BoolVar(&opts.Ignored, "ignored", false, "also list ignored files")
+	cmd.Flags().StringVar(&in.Untracked, "untracked-files", "normal", "untracked files to list: no, normal or all")
+	cmd.Flags().BoolVar(&in.Ignored, "ignored", false, "also list ignored files")
 	return cmd
 }
 
@@ -246,11 +257,12 @@ func newGitDiffCmd(streams IO, f *gitFlags) *cobra.Command {
 			if len(revs) > 2 {
 				return usagef("git diff: at most two revisions (put paths after --)")
 			}
-			r, err := f.open()
+			env, err := f.env()
 			if err != nil {
 				return gitError(streams, err)
 			}
-			d, err := r.Diff(c.Context(), gitsafe.DiffOptions{Staged: staged, Revisions: revs, Paths: paths})
+			defer env.Root.Close()
+			d, err := tools.GitDiff(c.Context(), env, tools.GitDiffInput{Staged: staged, Revisions: revs, Paths: paths})
 			if err != nil {
 				return gitError(streams, err)
 			}
@@ -266,20 +278,21 @@ func newGitDiffCmd(streams IO, f *gitFlags) *cobra.Command {
 }
 
 func newGitLogCmd(streams IO, f *gitFlags) *cobra.Command {
-	var opts gitsafe.LogOptions
+	var in tools.GitLogInput
 	cmd := &cobra.Command{
 		Use:   "log [-n COUNT] [--skip N] [REVISION...] [-- PATH...]",
 		Short: "Show commits (hash, parents, author, committer, subject, body)",
 		RunE: func(c *cobra.Command, args []string) error {
-			opts.Revisions, opts.Paths = splitDash(c, args)
-			if opts.Count < 1 {
+			in.Revisions, in.Paths = splitDash(c, args)
+			if in.Count < 1 {
 				return usagef("git log: --max-count must be at least 1")
 			}
-			r, err := f.open()
+			env, err := f.env()
 			if err != nil {
 				return gitError(streams, err)
 			}
-			l, err := r.Log(c.Context(), opts)
+			defer env.Root.Close()
+			l, err := tools.GitLog(c.Context(), env, in)
 			if err != nil {
 				return gitError(streams, err)
 			}
@@ -296,8 +309,8 @@ func newGitLogCmd(streams IO, f *gitFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().IntVarP(&opts.Count, "max-count", "n", gitsafe.DefaultLogCount, "show at most this many commits")
-	cmd.Flags().IntVar(&opts.Skip, "skip", 0, "skip this many commits first")
+	cmd.Flags().IntVarP(&in.Count, "max-count", "n", gitsafe.DefaultLogCount, "show at most this many commits")
+	cmd.Flags().IntVar(&in.Skip, "skip", 0, "skip this many commits first")
 	return cmd
 }
 
@@ -331,13 +344,14 @@ func newGitShowCmd(streams IO, f *gitFlags) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				args = []string{"HEAD"} // as git show does
+				args = []string{"HEAD"} // as git show does (and git_show)
 			}
-			r, err := f.open()
+			env, err := f.env()
 			if err != nil {
 				return gitError(streams, err)
 			}
-			s, err := r.Show(c.Context(), args[0])
+			defer env.Root.Close()
+			s, err := tools.GitShow(c.Context(), env, tools.GitShowInput{Object: args[0]})
 			if err != nil {
 				return gitError(streams, err)
 			}
@@ -374,15 +388,16 @@ func newGitBlameCmd(streams IO, f *gitFlags) *cobra.Command {
 		Use:   "blame [-L START,END]... [REVISION] [--] PATH",
 		Short: "Show which commit last changed each line of a file",
 		RunE: func(c *cobra.Command, args []string) error {
-			opts, err := blameArgs(c, args, ranges)
+			in, err := blameArgs(c, args, ranges)
 			if err != nil {
 				return err
 			}
-			r, err := f.open()
+			env, err := f.env()
 			if err != nil {
 				return gitError(streams, err)
 			}
-			b, err := r.Blame(c.Context(), opts)
+			defer env.Root.Close()
+			b, err := tools.GitBlame(c.Context(), env, in)
 			if err != nil {
 				return gitError(streams, err)
 			}
@@ -394,8 +409,8 @@ func newGitBlameCmd(streams IO, f *gitFlags) *cobra.Command {
 }
 
 // blameArgs reads `[REVISION] [--] PATH` and the -L ranges.
-func blameArgs(c *cobra.Command, args, ranges []string) (gitsafe.BlameOptions, error) {
-	var opts gitsafe.BlameOptions
+func blameArgs(c *cobra.Command, args, ranges []string) (tools.GitBlameInput, error) {
+	var opts tools.GitBlameInput
 	revs, paths := splitDash(c, args)
 	switch {
 	case len(paths) == 1 && len(revs) <= 1:
@@ -417,7 +432,7 @@ func blameArgs(c *cobra.Command, args, ranges []string) (gitsafe.BlameOptions, e
 		if !ok || err1 != nil || err2 != nil {
 			return opts, usagef("git blame: -L %q: want START,END (line numbers)", r)
 		}
-		opts.Lines = append(opts.Lines, gitsafe.LineRange{Start: start, End: end})
+		opts.Ranges = append(opts.Ranges, tools.BlameRange{Start: start, End: end})
 	}
 	return opts, nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ func newPatchCmd(streams IO) *cobra.Command {
 	var (
 		workspace, turn, file string
 		asJSON                bool
+		ef                    editFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "patch",
@@ -35,8 +37,18 @@ or a legacy single-file request (see docs/patch.md). Every path, revision and ed
 checked before the first write; each file is then written atomically and recorded for
 "s-code undo" under the turn id (--turn, or a new one, printed).
 
-Exit status: 0 applied; 1 refused, nothing written; 2 malformed request or usage;
-3 a write failed part-way (the error lists the applied paths and the failed one).`,
+The user helper applies the batch: it plans it (the workspace it resolves and validates, the
+complete paths of the targets), decides it in the permission mode (--mode, else the
+configuration's, else manual: manual asks a person, on the terminal or with --yes for this
+one batch; accept-edits and workspace apply edits inside the workspace without asking),
+and writes an audit record with the paths, the revisions before and after, the turn and
+the approval. With no user helper running, nothing is written: start one with
+` + "`s-code-userhelper --listen $XDG_RUNTIME_DIR/s-code/user.sock`" + ` or
+` + "`systemctl --user start s-code-userhelper.socket`" + `.
+
+Exit status: 0 applied; 1 refused or not approved, nothing written; 2 malformed request
+or usage; 3 a write failed part-way (the error lists the applied paths and the failed one);
+125 no user helper answered, nothing written; 126 the workspace was refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fail := func(err error, code int) error {
@@ -67,31 +79,45 @@ Exit status: 0 applied; 1 refused, nothing written; 2 malformed request or usage
 			if err != nil {
 				return fail(fmt.Errorf("read request: %w", err), ExitUsage)
 			}
-			req, err := patch.Decode(data)
-			if err != nil {
+			// The client decodes first, so that malformed input exits 2 before any helper is
+			// asked; the helper decodes the same bytes again.
+			if _, err := patch.Decode(data); err != nil {
 				code := ExitPatchRefused
 				if filetools.Malformed(err) || errors.Is(err, patch.ErrLimit) && len(data) > patch.MaxBytes {
 					code = ExitUsage
 				}
 				return fail(err, code)
 			}
-			root, err := openWorkspace(workspace)
+			op, err := editOperation(workspace, ef)
 			if err != nil {
-				return fail(err, ExitFailure)
+				return err
 			}
-			defer root.Close()
-			store, err := turnStore(root)
+			op.Patch, op.Turn = data, turn
+			client, err := dialUserHelper(cmd.Context(), ef.socket)
 			if err != nil {
-				return fail(err, ExitFailure)
+				eo, code := editFailure(nil, err)
+				return printEditFailure(streams, asJSON, eo, code)
 			}
-			res, err := (&filetools.Applier{Root: root, Turns: store}).Apply(req, turn)
-			if err != nil {
+			defer client.Close()
+			er, _, err := client.ApplyPatch(cmd.Context(), op, editApprover(streams, ef, "Apply this patch?"))
+			if err != nil || er.Denied != nil {
+				eo, code := editFailure(er, err)
+				return printEditFailure(streams, asJSON, eo, code)
+			}
+			if !er.Applied {
+				var eo errorObject
+				if err := json.Unmarshal(er.ResultJSON, &eo); err != nil {
+					return fmt.Errorf("the user helper's answer: %w", err)
+				}
 				code := ExitPatchRefused
-				var be *filetools.BatchError
-				if errors.As(err, &be) && be.Failed != "" {
+				if eo.Failed != "" {
 					code = ExitPatchPartial
 				}
-				return fail(err, code)
+				return printEditFailure(streams, asJSON, eo, code)
+			}
+			var res filetools.Result
+			if err := json.Unmarshal(er.ResultJSON, &res); err != nil {
+				return fmt.Errorf("the user helper's answer: %w", err)
 			}
 			if asJSON {
 				return writeJSON(streams.Out, res)
@@ -111,5 +137,6 @@ Exit status: 0 applied; 1 refused, nothing written; 2 malformed request or usage
 	cmd.Flags().StringVar(&turn, "turn", "", "turn id the change is recorded under for undo (default: a new id, printed)")
 	cmd.Flags().StringVar(&file, "file", "", "read the request from this file instead of stdin")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result (or the error object) as JSON")
+	ef.register(cmd, "patch")
 	return cmd
 }

@@ -32,6 +32,9 @@ Exit status: 0 read, 1 refused (missing, symlink, binary, too large), 2 usage.`,
 			}
 			root, err := openWorkspace(workspace)
 			if err != nil {
+				if asJSON {
+					return writeJSONError(streams, err, ExitFailure)
+				}
 				return &ExitError{Code: ExitFailure, Err: err}
 			}
 			defer root.Close()

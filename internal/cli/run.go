@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -214,7 +212,11 @@ func runRun(ctx context.Context, streams IO, f runFlags, command string) error {
 	approver := helperclient.ApproverFunc(func(_ context.Context, pl *helperclient.Planned) (permission.Channel, error) {
 		return askApproval(streams, pl, f)
 	})
-	res, _, err := client.Run(execCtx, op, approver, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd})
+	res, _, err := client.Run(execCtx, op, approver, helperclient.Streams{Stdin: streams.In, Stdout: streams.Out, Stderr: streams.Err, Signals: fwd,
+		Pending: func(p *helperv1.Pending) {
+			fmt.Fprintf(streams.Err, "s-code: request %s waits for a team approver until %s: another person in the group %s runs `s-code approvals approve %s` (or deny)\n",
+				p.GetId(), p.GetExpiresAt().AsTime().Local().Format("15:04:05"), p.GetApprovers(), p.GetId()[:min(12, len(p.GetId()))])
+		}})
 	if err != nil {
 		var ee *ExitError
 		if errors.As(err, &ee) {
@@ -306,18 +308,18 @@ func askApproval(streams IO, pl *helperclient.Planned, f runFlags) (permission.C
 		rules := strings.Join(pl.Outcome.Rules, ", ")
 		return 0, &ExitError{Code: ExitDenied, Err: fmt.Errorf("approval required: %s: %s (no terminal to ask on; rerun with --yes to approve this one command)", rules, oneLine(pl.Outcome.Reason))}
 	}
-	writePlanCard(streams.Err, pl.Plan, pl.Outcome, pl.Digest, cardOptions{width: terminalWidth(streams.Err), expand: f.expand, verdict: true})
+	question := "Run this command?"
 	if pl.Plan.Network {
-		fmt.Fprint(streams.Err, "Run this command with network access? [y/N] ")
-	} else {
-		fmt.Fprint(streams.Err, "Run this command? [y/N] ")
+		question = "Run this command with network access?"
 	}
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, fmt.Errorf("read answer: %w", err)
+	yes, err := confirmCard(in, streams.Err, question, f.expand, func(opt cardOptions) {
+		opt.width, opt.verdict = terminalWidth(streams.Err), true
+		writePlanCard(streams.Err, pl.Plan, pl.Outcome, pl.Digest, opt)
+	})
+	if err != nil {
+		return 0, err
 	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
+	if yes {
 		return permission.ChannelTerminal, nil
 	}
 	return 0, &ExitError{Code: ExitDenied, Err: helperclient.ErrNotApproved}

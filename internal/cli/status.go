@@ -158,7 +158,7 @@ func gatherStatus(ctx context.Context, userSock, rootSock string, timeout time.D
 		role   helperclient.Role
 		socket string
 	}{{helperclient.User, userSock}, {helperclient.Root, rootSock}} {
-		rep.Helpers = append(rep.Helpers, askHelper(ctx, r.role, r.socket, timeout))
+		rep.Helpers = append(rep.Helpers, askHelper(ctx, r.role, r.socket, timeout, rep.InSandbox))
 	}
 	user, root := rep.Helpers[0], rep.Helpers[1]
 	switch {
@@ -187,8 +187,10 @@ func gatherStatus(ctx context.Context, userSock, rootSock string, timeout time.D
 	return rep
 }
 
-// askHelper dials one helper and asks its Status.
-func askHelper(ctx context.Context, role helperclient.Role, socket string, timeout time.Duration) helperStatus {
+// askHelper dials one helper and asks its Status. inSandbox says this process runs inside an
+// S-Code sandbox, which hides the helpers' sockets: an absent helper then gets no advice to
+// start one, since one may well be running outside.
+func askHelper(ctx context.Context, role helperclient.Role, socket string, timeout time.Duration, inSandbox bool) helperStatus {
 	h := helperStatus{Role: role.String(), Socket: socket}
 	if h.Socket == "" {
 		s, err := helperclient.DefaultSocket(role)
@@ -207,6 +209,10 @@ func askHelper(ctx context.Context, role helperclient.Role, socket string, timeo
 		switch {
 		case errors.As(err, &nh):
 			h.State = stateAbsent
+			if inSandbox {
+				h.Error = fmt.Sprintf("%s cannot be reached from inside the sandbox (%v): expected, whether or not a helper runs (the sandbox hides the helpers' sockets)", h.Socket, nh.Err)
+				return h
+			}
 		case errors.As(err, &na):
 			h.State = stateNotAnswering
 		default:

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -13,6 +15,7 @@ func newUndoCmd(streams IO) *cobra.Command {
 	var (
 		workspace, turn string
 		asJSON          bool
+		ef              editFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "undo",
@@ -21,7 +24,12 @@ func newUndoCmd(streams IO) *cobra.Command {
 --turn) to its bytes from before the turn, and deletes the files the turn created. A file
 changed since the turn is left alone and reported.
 
-Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2 usage.`,
+The user helper undoes the turn, decided in the permission mode as s-code patch's batches
+(manual asks: on the terminal, or --yes for this one undo) and recorded in its audit log.
+With no user helper running nothing is changed (exit 125).
+
+Exit status: 0 every file undone; 1 nothing to undo, not approved, or a file was left
+alone; 2 usage; 125 no user helper answered; 126 the workspace was refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if turn != "" {
@@ -29,38 +37,53 @@ Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2
 					return usagef("--turn: %v", err)
 				}
 			}
-			root, err := openWorkspace(workspace)
+			op, err := editOperation(workspace, ef)
 			if err != nil {
-				return &ExitError{Code: ExitFailure, Err: err}
+				return err
 			}
-			defer root.Close()
-			store, err := turnStore(root)
+			op.Turn = turn
+			client, err := dialUserHelper(cmd.Context(), ef.socket)
 			if err != nil {
-				return &ExitError{Code: ExitFailure, Err: err}
+				eo, code := editFailure(nil, err)
+				return printEditFailure(streams, asJSON, eo, code)
 			}
-			res, err := filetools.Undo(root, store, turn)
-			if res == nil {
-				if asJSON {
-					return writeJSONError(streams, err, ExitFailure)
-				}
-				return &ExitError{Code: ExitFailure, Err: err}
+			defer client.Close()
+			ur, _, err := client.Undo(cmd.Context(), op, editApprover(streams, ef, "Undo this turn?"))
+			if err != nil || ur.Denied != nil {
+				eo, code := editFailure(ur, err)
+				return printEditFailure(streams, asJSON, eo, code)
+			}
+			// The helper's answer: the result (with an error when the turn is partly undone),
+			// or the error object of an undo that failed before any file.
+			var out struct {
+				*filetools.UndoResult
+				Error *errorObject `json:"error,omitempty"`
+			}
+			var eo errorObject
+			if err := json.Unmarshal(ur.ResultJSON, &eo); err != nil {
+				return fmt.Errorf("the user helper's answer: %w", err)
+			}
+			if eo.Code != "" {
+				return printEditFailure(streams, asJSON, eo, ExitFailure)
+			}
+			if err := json.Unmarshal(ur.ResultJSON, &out); err != nil || out.UndoResult == nil {
+				return fmt.Errorf("the user helper's answer: %v", err)
+			}
+			res := out.UndoResult
+			if !ur.Applied && out.Error == nil {
+				out.Error = &errorObject{Code: "not_undone", Message: filetools.ErrNotUndone.Error(), Applied: []filetools.Applied{}}
 			}
 			if asJSON {
-				out := struct {
-					*filetools.UndoResult
-					Error *errorObject `json:"error,omitempty"`
-				}{UndoResult: res}
-				if err != nil {
-					eo := errorObjectOf(err)
-					out.Error = &eo
-				}
 				if werr := writeJSON(streams.Out, out); werr != nil {
 					return werr
 				}
-				if err != nil {
+				if out.Error != nil {
 					return &ExitError{Code: ExitFailure}
 				}
 				return nil
+			}
+			if out.Error != nil {
+				err = errors.New(out.Error.Message)
 			}
 			for _, p := range res.Restored {
 				fmt.Fprintf(streams.Out, "restored %s\n", displayPath(p))
@@ -84,5 +107,6 @@ Exit status: 0 every file undone; 1 nothing to undo, or a file was left alone; 2
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace root (default: the Git top-level of the working directory, else the working directory)")
 	cmd.Flags().StringVar(&turn, "turn", "", "turn to undo (default: the latest turn of the workspace not yet undone)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	ef.register(cmd, "undo")
 	return cmd
 }

@@ -317,7 +317,7 @@ func TestMemoryBudget(t *testing.T) {
 		"repeat":   `return "x".repeat(1e9).length`,
 		"padStart": `return "x".padStart(1e9).length`,
 		"doubling": `let s = "xxxxxxxx"; for (;;) { s = s + s; } `,
-		"array":    `const a = []; for (;;) { a.push({n: a.length, s: "v" + a.length}); }`,
+		"array":    `const a = []; for (;;) { a.push({n: a.length, s: "v".repeat(512) + a.length}); }`,
 		"sparse":   `const a = []; a[1e9] = 1; return a.indexOf(2)`,
 		"fill":     `return new Array(1e9).fill(0).length`,
 		"join":     `const a = []; a.length = 1e9; return a.join("ab").length`,

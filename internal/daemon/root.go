@@ -76,6 +76,7 @@ func RunRoot(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			Runner:         execrun.Plain{},
 			Gate:           gitGate,
 			Policy:         pol.Safety,
+			Team:           pol.Approvers,
 			PolicySummary:  pol.Summary(),
 			Path:           pol.Path,
 			EnvAllow:       pol.EnvAllow,

@@ -150,3 +150,39 @@ func Malformed(err error) bool {
 	return errors.Is(err, patch.ErrMalformed) || errors.Is(err, patch.ErrUnknownField) ||
 		errors.Is(err, patch.ErrDuplicateField) || errors.Is(err, turns.ErrInvalidID)
 }
+
+// refusalRules maps the codes of a batch target's refusal (CheckWritable) to the rule ids of
+// an edit plan's deny findings (the helper's plans, docs/dispatch.md).
+var refusalRules = map[string]string{
+	"protected_path":    "write.protected",
+	"outside_workspace": "write.outside-workspace",
+	"symlink":           "write.symlink",
+	"invalid_path":      "edit.invalid-path",
+}
+
+// RuleOfCode returns the plan rule id of a target refusal code ("edit.refused" for a code
+// without its own rule).
+func RuleOfCode(code string) string {
+	if r, ok := refusalRules[code]; ok {
+		return r
+	}
+	return "edit.refused"
+}
+
+// CodeOfRule returns the error code (as --json and the tools print it) of a plan rule id:
+// the inverse of RuleOfCode, "no_turn" for undo.no-turn, "workspace_refused" for a
+// workspace.* rule, else "refused".
+func CodeOfRule(rule string) string {
+	for c, r := range refusalRules {
+		if r == rule {
+			return c
+		}
+	}
+	switch {
+	case rule == "undo.no-turn":
+		return "no_turn"
+	case strings.HasPrefix(rule, "workspace."):
+		return "workspace_refused"
+	}
+	return "refused"
+}

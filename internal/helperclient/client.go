@@ -239,6 +239,28 @@ type Streams struct {
 	Stdout, Stderr io.Writer
 	// Signals delivers signals to forward to the command's process group; may be nil.
 	Signals <-chan helperv1.Signal
+	// Pending, when set, is called when the request waits for a team approver (the root
+	// helper's [approvals]): its id for s-code approvals, and until when it waits.
+	Pending func(*helperv1.Pending)
+}
+
+// ListApprovals returns the requests pending a team approver (only id's, when set).
+func (c *Client) ListApprovals(ctx context.Context, id string) ([]*helperv1.PendingApproval, error) {
+	r, err := c.api.ListApprovals(ctx, &helperv1.ListApprovalsRequest{Id: id})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetPending(), nil
+}
+
+// DecideApproval approves or denies the pending request id; a refused decision is its
+// Denied (not an approver, the requester, no such request).
+func (c *Client) DecideApproval(ctx context.Context, id string, approve bool) (*helperv1.Denied, error) {
+	r, err := c.api.DecideApproval(ctx, &helperv1.DecideApprovalRequest{Id: id, Approve: approve})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetDenied(), nil
 }
 
 // Result is how an Exec ended: Denied, or Exited.
@@ -350,6 +372,10 @@ func (c *Client) Exec(ctx context.Context, start *helperv1.ExecStart, s Streams)
 			}
 		case *helperv1.ExecEvent_Exited:
 			res.Exited = x.Exited
+		case *helperv1.ExecEvent_Pending:
+			if s.Pending != nil {
+				s.Pending(x.Pending)
+			}
 		}
 	}
 }

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"google.golang.org/grpc"
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/execrun"
 	"github.com/s-code-dev/s-code/internal/peercred"
+	"github.com/s-code-dev/s-code/internal/rootpolicy"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -95,6 +96,9 @@ type Config struct {
 	// Edits makes the helper serve ApplyPatch: file edits as the peer's own user (the user
 	// helper, whose uid is the peer's). Without it ApplyPatch is refused.
 	Edits bool
+	// Team, when set (the root helper's [approvals] policy), makes requests whose plan needs
+	// approval for one of its rules wait for a team approver (ListApprovals, DecideApproval).
+	Team *rootpolicy.Approvers
 	// ApprovalTTL is how long an approval stays valid after its plan was issued; 0 means
 	// permission.DefaultTTL (5 minutes).
 	ApprovalTTL time.Duration

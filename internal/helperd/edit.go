@@ -24,15 +24,6 @@ import (
 	"github.com/s-code-dev/s-code/safety"
 )
 
-// editRules maps the file tools' refusal codes of a batch's targets to the rule ids of an
-// edit plan's deny findings.
-var editRules = map[string]string{
-	"protected_path":    "write.protected",
-	"outside_workspace": "write.outside-workspace",
-	"symlink":           "write.symlink",
-	"invalid_path":      "edit.invalid-path",
-}
-
 // editOp is the request fields that PlanRequest (with patch) and ApplyPatchRequest share.
 type editOp struct {
 	workspace, cwd string
@@ -75,10 +66,7 @@ func (s *Server) planEdit(c peercred.Creds, op editOp) (*planned, *patch.Request
 	for _, f := range req.Files {
 		rel, err := root.CheckWritable(f.Path)
 		if err != nil {
-			rule, ok := editRules[filetools.Code(err)]
-			if !ok {
-				rule = "edit.refused"
-			}
+			rule := filetools.RuleOfCode(filetools.Code(err))
 			v.Decision = safety.Deny
 			v.Findings = append(v.Findings, safety.Finding{Rule: rule, Decision: safety.Deny, Command: f.Path, Message: err.Error()})
 			continue

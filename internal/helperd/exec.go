@@ -111,6 +111,30 @@ func (s *Server) exec(stream helperv1.Helper_ExecServer, out *sender) error {
 		return deny(denial)
 	}
 	x.base.Approved = x.pl.outcome.Result == permission.NeedsApproval
+	// team approval: a plan that needs approval for a rule of the policy's [approvals] waits
+	// for another person in the approvers group, whatever the requester approved.
+	if x.base.Approved && s.cfg.Team.Needs(x.pl.outcome.Rules) {
+		approver, d, err := s.awaitTeam(ctx, x, out)
+		if err != nil {
+			r := x.base
+			r.Kind = audit.KindDenied
+			r.Reason = RuleApprovalTimeout + ": the requester left while the request was pending: " + err.Error()
+			s.audit(context.WithoutCancel(ctx), &r, false)
+			return err
+		}
+		if approver != nil {
+			a := audit.Approval{Channel: permission.ChannelTeam.String()}
+			if x.base.Approval != nil {
+				a = *x.base.Approval
+				a.Channel = permission.ChannelTeam.String()
+			}
+			a.Approver = auditPeer(*approver)
+			x.base.Approval = &a
+		}
+		if d != nil {
+			return deny(d)
+		}
+	}
 
 	// reserve: at most MaxConcurrent commands run; further requests wait for a free slot.
 	release, err := s.reserve(ctx)

@@ -54,8 +54,9 @@ type Server struct {
 	// handlers counts Exec handlers, so Shutdown can wait for their exit records.
 	handlers sync.WaitGroup
 
-	lim      *limiter  // per-uid connections and calls (limits.go)
-	refusals *refusals // refusal records, bursts summarized
+	lim      *limiter   // per-uid connections and calls (limits.go)
+	refusals *refusals  // refusal records, bursts summarized
+	pending  pendingSet // requests waiting for a team approver (team.go)
 }
 
 var _ helperv1.HelperServer = (*Server)(nil)

@@ -79,6 +79,13 @@ func (s *Server) planUndo(c peercred.Creds, op editOp) (*planned, *wsfs.Root, *t
 	return &planned{plan: plan, digest: plan.Digest(), outcome: permission.Decide(mode, plan)}, root, store, nil
 }
 
+// partlyUndone is the answer of a turn undone in part: what was restored, deleted and left
+// alone, with the error saying not every file is back.
+type partlyUndone struct {
+	*filetools.UndoResult
+	Error *editError `json:"error,omitempty"`
+}
+
 // Undo reverts one turn of file edits: see the Helper service in helper.proto. Its steps
 // follow ApplyPatch's.
 func (s *Server) Undo(ctx context.Context, req *helperv1.UndoRequest) (*helperv1.UndoResponse, error) {
@@ -132,8 +139,11 @@ func (s *Server) Undo(ctx context.Context, req *helperv1.UndoRequest) (*helperv1
 	if uerr != nil {
 		code = 1
 		x.Reason = "undo failed: " + filetools.Code(uerr) + ": " + uerr.Error()
-		if res == nil || !errors.Is(uerr, filetools.ErrNotUndone) {
-			out = editError{Code: filetools.Code(uerr), Message: uerr.Error(), Applied: []filetools.Applied{}}
+		e := editError{Code: filetools.Code(uerr), Message: uerr.Error(), Applied: []filetools.Applied{}}
+		out = e
+		if res != nil && errors.Is(uerr, filetools.ErrNotUndone) {
+			// Partly undone: the result with its error, as s-code undo --json prints it.
+			out = partlyUndone{UndoResult: res, Error: &e}
 		}
 	} else {
 		resp.Undone = true

@@ -1,10 +1,10 @@
 package patch
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -87,10 +87,11 @@ var (
 )
 
 // Decode parses one apply_patch request: an envelope, a patch-text request or a legacy
-// single-file request. Every object is decoded strictly: an unknown field (ErrUnknownField)
-// or a repeated one (ErrDuplicateField) is refused naming it and its place; wrong types and
-// missing fields are ErrMalformed; requests over the limits are ErrLimit. Decode checks
-// everything that does not need the files themselves.
+// single-file request, whose wire types are Envelope, PatchText and Legacy. Every object is
+// decoded strictly: an unknown field (ErrUnknownField) or a repeated one (ErrDuplicateField)
+// is refused naming it and its place; wrong types and missing fields are ErrMalformed;
+// requests over the limits are ErrLimit. Decode checks everything that does not need the
+// files themselves.
 func Decode(data []byte) (*Request, error) {
 	if len(data) > MaxBytes {
 		return nil, errf(ErrLimit, "", "", "request is %d bytes, over the limit of %d", len(data), MaxBytes)
@@ -100,18 +101,36 @@ func Decode(data []byte) (*Request, error) {
 		err := json.Unmarshal(data, &v)
 		return nil, errf(ErrMalformed, "request", "", "invalid JSON: %v", err)
 	}
-	top, err := object(json.RawMessage(data), "request")
-	if err != nil {
-		return nil, err
+	keys, _, ok := scanObject(data)
+	if !ok {
+		return nil, errf(ErrMalformed, "request", "", "must be a JSON object")
 	}
+	has := func(k string) bool { return slices.Contains(keys, k) }
 	var req *Request
+	var err error
 	switch {
-	case top.has("files"):
-		req, err = decodeEnvelope(top)
-	case top.has("patch"):
-		req, err = decodePatchRequest(top)
-	case top.has("path"):
-		req, err = decodeLegacy(top)
+	case has("files"):
+		var w Envelope
+		if err := decodeWire(data, &w); err != nil {
+			return nil, err
+		}
+		req, err = fromEnvelope(&w)
+	case has("patch"):
+		var w PatchText
+		if err := decodeWire(data, &w); err != nil {
+			return nil, err
+		}
+		req, err = fromPatchText(&w, has("revisions"))
+	case has("path"):
+		var w Legacy
+		if err := decodeWire(data, &w); err != nil {
+			return nil, err
+		}
+		var f *File
+		f, err = fromFile("request", w.Path, w.ExpectedRevision, w.ExpectedSHA256, w.Edits, w.Content, true)
+		if f != nil {
+			req = &Request{Form: FormLegacy, Files: []File{*f}}
+		}
 	default:
 		return nil, errf(ErrMalformed, "request", "", `needs "files" (a batch), "patch" (patch text) or "path" (a single file)`)
 	}
@@ -137,28 +156,16 @@ func Decode(data []byte) (*Request, error) {
 	return req, nil
 }
 
-func decodeEnvelope(top fields) (*Request, error) {
-	if err := top.only("request", "files"); err != nil {
-		return nil, err
+func fromEnvelope(w *Envelope) (*Request, error) {
+	if w.Files == nil {
+		return nil, errf(ErrMalformed, "files", "", "must be an array")
 	}
-	items, err := array(top.val("files"), "files")
-	if err != nil {
-		return nil, err
-	}
-	if len(items) > MaxPaths {
-		return nil, errf(ErrLimit, "files", "", "%d files, over the limit of %d paths", len(items), MaxPaths)
+	if len(w.Files) > MaxPaths {
+		return nil, errf(ErrLimit, "files", "", "%d files, over the limit of %d paths", len(w.Files), MaxPaths)
 	}
 	req := &Request{Form: FormEnvelope}
-	for i, raw := range items {
-		where := fmt.Sprintf("files[%d]", i)
-		o, err := object(raw, where)
-		if err != nil {
-			return nil, err
-		}
-		if err := o.only(where, "path", "expected_revision", "edits", "content"); err != nil {
-			return nil, err
-		}
-		f, err := decodeFile(o, where, false)
+	for i, wf := range w.Files {
+		f, err := fromFile(fmt.Sprintf("files[%d]", i), wf.Path, wf.ExpectedRevision, "", wf.Edits, wf.Content, false)
 		if err != nil {
 			return nil, err
 		}
@@ -167,78 +174,52 @@ func decodeEnvelope(top fields) (*Request, error) {
 	return req, nil
 }
 
-func decodeLegacy(top fields) (*Request, error) {
-	if err := top.only("request", "path", "expected_revision", "expected_sha256", "edits", "content"); err != nil {
-		return nil, err
-	}
-	f, err := decodeFile(top, "request", true)
-	if err != nil {
-		return nil, err
-	}
-	return &Request{Form: FormLegacy, Files: []File{*f}}, nil
-}
-
-func decodeFile(o fields, where string, legacy bool) (*File, error) {
-	f := &File{}
-	var err error
-	if f.Path, err = str(o.val("path"), where+".path"); err != nil {
-		return nil, err
-	}
+// fromFile checks one file of an envelope (legacy false) or the legacy request and
+// returns it; where is its place ("files[2]", or "request").
+func fromFile(where, path string, revision NullableText, sha string, edits []Edit, content *string, legacy bool) (*File, error) {
+	f := &File{Path: path}
 	if f.Path == "" {
-		return nil, errf(ErrMalformed, where+".path", "", "is empty")
+		return nil, errf(ErrMalformed, child(where, "path"), "", "is empty or missing")
 	}
-	revRaw, hasRev := o.get("expected_revision")
-	if hasRev {
-		rev, err := nullableStr(revRaw, where+".expected_revision")
-		if err != nil {
-			return nil, err
-		}
-		if rev == nil {
+	if revision.Set {
+		if rev := revision.Value; rev == nil {
 			f.New = true
 		} else if !revisionRE.MatchString(*rev) {
-			return nil, errf(ErrMalformed, where+".expected_revision", f.Path, "%q is not a revision (16 lowercase hex characters from read_file); use null for a new file", *rev)
+			return nil, errf(ErrMalformed, child(where, "expected_revision"), f.Path, "%q is not a revision (16 lowercase hex characters from read_file); use null for a new file", *rev)
 		} else {
 			f.Revision = *rev
 		}
 	}
-	if raw, ok := o.get("expected_sha256"); ok {
-		sum, err := str(raw, where+".expected_sha256")
-		if err != nil {
-			return nil, err
-		}
-		if !sha256RE.MatchString(sum) {
-			return nil, errf(ErrMalformed, where+".expected_sha256", f.Path, "%q is not a SHA-256 (64 lowercase hex characters)", sum)
+	if sha != "" {
+		w := child(where, "expected_sha256")
+		if !sha256RE.MatchString(sha) {
+			return nil, errf(ErrMalformed, w, f.Path, "%q is not a SHA-256 (64 lowercase hex characters)", sha)
 		}
 		if f.New {
-			return nil, errf(ErrMalformed, where+".expected_sha256", f.Path, "given with expected_revision null (a new file has no SHA-256)")
+			return nil, errf(ErrMalformed, w, f.Path, "given with expected_revision null (a new file has no SHA-256)")
 		}
-		if f.Revision != "" && f.Revision != sum[:16] {
-			return nil, errf(ErrMalformed, where+".expected_sha256", f.Path, "disagrees with expected_revision %s", f.Revision)
+		if f.Revision != "" && f.Revision != sha[:16] {
+			return nil, errf(ErrMalformed, w, f.Path, "disagrees with expected_revision %s", f.Revision)
 		}
-		f.SHA256 = sum
+		f.SHA256 = sha
 	}
-	if !hasRev && f.SHA256 == "" {
+	if !revision.Set && f.SHA256 == "" {
 		if legacy {
 			return nil, errf(ErrMalformed, where, f.Path, "needs expected_revision (or expected_sha256); use expected_revision null for a new file")
 		}
 		return nil, errf(ErrMalformed, where, f.Path, "needs expected_revision (the revision from read_file, or null for a new file)")
 	}
-	hasEdits, hasContent := o.has("edits"), o.has("content")
 	switch {
-	case hasEdits && hasContent:
+	case edits != nil && content != nil:
 		return nil, errf(ErrMalformed, where, f.Path, "has both edits and content; send one")
-	case hasContent:
-		c, err := str(o.val("content"), where+".content")
-		if err != nil {
-			return nil, err
-		}
-		f.Content = &c
-	case hasEdits:
-		if err := decodeEdits(f, o.val("edits"), where+".edits"); err != nil {
+	case content != nil:
+		f.Content = content
+	case edits != nil:
+		if err := fromEdits(f, edits, child(where, "edits")); err != nil {
 			return nil, err
 		}
 		if f.New {
-			return nil, errf(ErrMalformed, where+".edits", f.Path, "a new file (expected_revision null) takes content, not edits")
+			return nil, errf(ErrMalformed, child(where, "edits"), f.Path, "a new file (expected_revision null) takes content, not edits")
 		}
 	default:
 		return nil, errf(ErrMalformed, where, f.Path, "needs edits or content")
@@ -246,80 +227,62 @@ func decodeFile(o fields, where string, legacy bool) (*File, error) {
 	return f, nil
 }
 
-func decodeEdits(f *File, raw json.RawMessage, where string) error {
-	items, err := array(raw, where)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
+func fromEdits(f *File, edits []Edit, where string) error {
+	if len(edits) == 0 {
 		return errf(ErrMalformed, where, f.Path, "is empty")
 	}
-	if len(items) > MaxEdits {
-		return errf(ErrLimit, where, f.Path, "%d edits, over the limit of %d per file", len(items), MaxEdits)
+	if len(edits) > MaxEdits {
+		return errf(ErrLimit, where, f.Path, "%d edits, over the limit of %d per file", len(edits), MaxEdits)
 	}
-	for i, item := range items {
+	for i, e := range edits {
 		w := fmt.Sprintf("%s[%d]", where, i)
-		o, err := object(item, w)
-		if err != nil {
-			return err
-		}
 		switch {
-		case o.has("old_text"):
-			if err := o.only(w, "old_text", "new_text"); err != nil {
-				return err
+		case e.OldText != nil:
+			if e.StartLine != nil || e.EndLine != nil {
+				return errf(ErrMalformed, w, f.Path, "has old_text and start_line/end_line; a text edit is old_text and new_text, a line edit start_line, end_line and new_text")
 			}
 			if f.LineEdits != nil {
 				return errf(ErrMixedEdits, w, f.Path, "is a text edit after line edits; use one kind of edit per file")
 			}
-			var e TextEdit
-			if e.OldText, err = str(o.val("old_text"), w+".old_text"); err != nil {
-				return err
+			if e.NewText == nil {
+				return errf(ErrMalformed, w, "", "missing new_text")
 			}
-			if e.NewText, err = requiredStr(o, "new_text", w); err != nil {
-				return err
-			}
-			if e.OldText == "" {
+			te := TextEdit{OldText: *e.OldText, NewText: *e.NewText}
+			if te.OldText == "" {
 				return errf(ErrMalformed, w+".old_text", f.Path, "is empty; an exact text edit needs text to find")
 			}
-			if e.OldText == e.NewText {
+			if te.OldText == te.NewText {
 				return errf(ErrNoop, w, f.Path, "old_text and new_text are equal")
 			}
-			f.TextEdits = append(f.TextEdits, e)
-		case o.has("start_line") || o.has("end_line"):
-			if err := o.only(w, "start_line", "end_line", "new_text"); err != nil {
-				return err
-			}
+			f.TextEdits = append(f.TextEdits, te)
+		case e.StartLine != nil || e.EndLine != nil:
 			if f.TextEdits != nil {
 				return errf(ErrMixedEdits, w, f.Path, "is a line edit after text edits; use one kind of edit per file")
 			}
-			var e LineEdit
-			if e.StartLine, err = requiredInt(o, "start_line", w); err != nil {
-				return err
+			switch {
+			case e.StartLine == nil:
+				return errf(ErrMalformed, w, "", "missing start_line")
+			case e.EndLine == nil:
+				return errf(ErrMalformed, w, "", "missing end_line")
+			case e.NewText == nil:
+				return errf(ErrMalformed, w, "", "missing new_text")
 			}
-			if e.EndLine, err = requiredInt(o, "end_line", w); err != nil {
-				return err
+			le := LineEdit{StartLine: *e.StartLine, EndLine: *e.EndLine, NewText: *e.NewText}
+			if le.StartLine < 1 {
+				return errf(ErrLineRange, w, f.Path, "start_line %d: lines are numbered from 1", le.StartLine)
 			}
-			if e.NewText, err = requiredStr(o, "new_text", w); err != nil {
-				return err
+			if le.EndLine < le.StartLine-1 {
+				return errf(ErrLineRange, w, f.Path, "end_line %d is before start_line %d (end_line = start_line-1 inserts before start_line)", le.EndLine, le.StartLine)
 			}
-			if e.StartLine < 1 {
-				return errf(ErrLineRange, w, f.Path, "start_line %d: lines are numbered from 1", e.StartLine)
-			}
-			if e.EndLine < e.StartLine-1 {
-				return errf(ErrLineRange, w, f.Path, "end_line %d is before start_line %d (end_line = start_line-1 inserts before start_line)", e.EndLine, e.StartLine)
-			}
-			if n, ok := numberedPrefixes(e.NewText); ok {
+			if n, ok := numberedPrefixes(le.NewText); ok {
 				lines := fmt.Sprintf("its %d lines start", n)
 				if n == 1 {
 					lines = "its line starts"
 				}
-				return errf(ErrNumberedText, w+".new_text", f.Path, "%s with read_file's line-number prefixes (\"%6d\\t\"); send the file's text without them", lines, e.StartLine)
+				return errf(ErrNumberedText, w+".new_text", f.Path, "%s with read_file's line-number prefixes (\"%6d\\t\"); send the file's text without them", lines, le.StartLine)
 			}
-			f.LineEdits = append(f.LineEdits, e)
+			f.LineEdits = append(f.LineEdits, le)
 		default:
-			if err := o.only(w, "old_text", "new_text", "start_line", "end_line"); err != nil {
-				return err
-			}
 			return errf(ErrMalformed, w, f.Path, "needs old_text (an exact text edit) or start_line and end_line (a line edit)")
 		}
 	}
@@ -386,34 +349,25 @@ func numberedPrefixes(s string) (int, bool) {
 	return len(lines), true
 }
 
-func decodePatchRequest(top fields) (*Request, error) {
-	if err := top.only("request", "patch", "revisions"); err != nil {
-		return nil, err
-	}
-	text, err := str(top.val("patch"), "patch")
-	if err != nil {
-		return nil, err
-	}
-	revRaw, ok := top.get("revisions")
-	if !ok {
+func fromPatchText(w *PatchText, hasRevisions bool) (*Request, error) {
+	if !hasRevisions {
 		return nil, errf(ErrMalformed, "request", "", `needs "revisions": {path: revision, or null for a file the patch adds}`)
 	}
-	revs, err := object(revRaw, "revisions")
-	if err != nil {
-		return nil, err
+	if w.Revisions == nil {
+		return nil, errf(ErrMalformed, "revisions", "", "must be a JSON object")
 	}
-	if len(revs.keys) > MaxPaths {
-		return nil, errf(ErrLimit, "revisions", "", "%d entries, over the limit of %d paths", len(revs.keys), MaxPaths)
+	if len(w.Revisions) > MaxPaths {
+		return nil, errf(ErrLimit, "revisions", "", "%d entries, over the limit of %d paths", len(w.Revisions), MaxPaths)
 	}
-	files, err := ParsePatch(text)
+	files, err := ParsePatch(w.Patch)
 	if err != nil {
 		return nil, err
 	}
 	used := map[string]bool{}
 	for i := range files {
 		f := &files[i]
-		w := "revisions." + f.Path
-		raw, ok := revs.get(f.Path)
+		where := "revisions." + f.Path
+		rev, ok := w.Revisions[f.Path]
 		if !ok {
 			if f.New {
 				return nil, errf(ErrMalformed, "revisions", f.Path, "missing; give null for a file the patch adds")
@@ -421,142 +375,26 @@ func decodePatchRequest(top fields) (*Request, error) {
 			return nil, errf(ErrMalformed, "revisions", f.Path, "missing; give the revision read_file returned")
 		}
 		used[f.Path] = true
-		rev, err := nullableStr(raw, w)
-		if err != nil {
-			return nil, err
-		}
 		switch {
 		case f.New && rev != nil:
-			return nil, errf(ErrMalformed, w, f.Path, "*** Add File needs revision null (the file must not exist)")
+			return nil, errf(ErrMalformed, where, f.Path, "*** Add File needs revision null (the file must not exist)")
 		case !f.New && rev == nil:
-			return nil, errf(ErrMalformed, w, f.Path, "*** Update File needs the file's revision from read_file, not null")
+			return nil, errf(ErrMalformed, where, f.Path, "*** Update File needs the file's revision from read_file, not null")
 		case rev != nil && !revisionRE.MatchString(*rev):
-			return nil, errf(ErrMalformed, w, f.Path, "%q is not a revision (16 lowercase hex characters from read_file)", *rev)
+			return nil, errf(ErrMalformed, where, f.Path, "%q is not a revision (16 lowercase hex characters from read_file)", *rev)
 		case rev != nil:
 			f.Revision = *rev
 		}
 	}
-	for _, k := range revs.keys {
+	extra := make([]string, 0)
+	for k := range w.Revisions {
 		if !used[k] {
-			return nil, errf(ErrMalformed, "revisions", k, "is not a file of the patch")
+			extra = append(extra, k)
 		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return nil, errf(ErrMalformed, "revisions", extra[0], "is not a file of the patch")
 	}
 	return &Request{Form: FormPatch, Files: files}, nil
-}
-
-// fields is one JSON object: its keys in order, each once, and their raw values.
-type fields struct {
-	keys []string
-	vals []json.RawMessage
-}
-
-// get returns the raw value of key k and reports whether the object has it.
-func (f fields) get(k string) (json.RawMessage, bool) {
-	for i, key := range f.keys {
-		if key == k {
-			return f.vals[i], true
-		}
-	}
-	return nil, false
-}
-
-// val returns the raw value of key k, or nil.
-func (f fields) val(k string) json.RawMessage { v, _ := f.get(k); return v }
-
-func (f fields) has(k string) bool { _, ok := f.get(k); return ok }
-
-// only refuses any member not in allowed, naming it.
-func (f fields) only(where string, allowed ...string) error {
-	for _, k := range f.keys {
-		ok := false
-		for _, a := range allowed {
-			if k == a {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return errf(ErrUnknownField, where, "", "unknown field %q (allowed: %s)", k, strings.Join(allowed, ", "))
-		}
-	}
-	return nil
-}
-
-// object splits raw (part of a request Decode validated) as a JSON object, refusing
-// repeated keys.
-func object(raw json.RawMessage, where string) (fields, error) {
-	keys, vals, ok := scanObject(raw)
-	if !ok {
-		return fields{}, errf(ErrMalformed, where, "", "must be a JSON object")
-	}
-	if len(keys) <= 8 {
-		for i := 1; i < len(keys); i++ {
-			for j := 0; j < i; j++ {
-				if keys[i] == keys[j] {
-					return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", keys[i])
-				}
-			}
-		}
-	} else {
-		seen := make(map[string]bool, len(keys))
-		for _, k := range keys {
-			if seen[k] {
-				return fields{}, errf(ErrDuplicateField, where, "", "field %q appears twice", k)
-			}
-			seen[k] = true
-		}
-	}
-	return fields{keys: keys, vals: vals}, nil
-}
-
-func array(raw json.RawMessage, where string) ([]json.RawMessage, error) {
-	out, ok := scanArray(raw)
-	if !ok {
-		return nil, errf(ErrMalformed, where, "", "must be an array")
-	}
-	return out, nil
-}
-
-func str(raw json.RawMessage, where string) (string, error) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '"' {
-		return "", errf(ErrMalformed, where, "", "must be a string")
-	}
-	s, err := decodeString(t)
-	if err != nil {
-		return "", errf(ErrMalformed, where, "", "must be a string: %v", err)
-	}
-	return s, nil
-}
-
-func nullableStr(raw json.RawMessage, where string) (*string, error) {
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, nil
-	}
-	s, err := str(raw, where)
-	if err != nil {
-		return nil, errf(ErrMalformed, where, "", "must be a string or null")
-	}
-	return &s, nil
-}
-
-func requiredStr(o fields, k, where string) (string, error) {
-	raw, ok := o.get(k)
-	if !ok {
-		return "", errf(ErrMalformed, where, "", "missing %s", k)
-	}
-	return str(raw, where+"."+k)
-}
-
-func requiredInt(o fields, k, where string) (int, error) {
-	raw, ok := o.get(k)
-	if !ok {
-		return 0, errf(ErrMalformed, where, "", "missing %s", k)
-	}
-	t := bytes.TrimSpace(raw)
-	v, ok := parseInt(t)
-	if !ok || v > 1<<31 || v < -(1<<31) {
-		return 0, errf(ErrMalformed, where+"."+k, "", "must be an integer, not %s", t)
-	}
-	return int(v), nil
 }

@@ -129,6 +129,13 @@ func TestDecodeRefusals(t *testing.T) {
 		{"patch revision missing for a file", `{"patch":"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch","revisions":{}}`, ErrMalformed, "missing"},
 		{"patch add with revision", `{"patch":"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch","revisions":{"a":"` + rev + `"}}`, ErrMalformed, "null"},
 		{"patch update with null", `{"patch":"*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** End Patch","revisions":{"a":null}}`, ErrMalformed, "not null"},
+		{"unknown field names its place", file(`"edits":[{"old_text":"a","new_text":"b"},{"old_text":"c","new_text":"d","why":1}]`), ErrUnknownField, `files[0].edits[1]: unknown field "why"`},
+		{"wrong type names its place", file(`"edits":[{"start_line":1,"end_line":true,"new_text":""}]`), ErrMalformed, `files[0].edits[0].end_line: must be an integer, not true`},
+		{"duplicate in an edit names its place", file(`"edits":[{"old_text":"a","old_text":"c","new_text":"b"}]`), ErrDuplicateField, `files[0].edits[0]: field "old_text" appears twice`},
+		{"duplicate revision key", `{"patch":"x","revisions":{"a":null,"a":null}}`, ErrDuplicateField, `revisions: field "a" appears twice`},
+		{"null content", file(`"content":null`), ErrMalformed, `files[0].content: must be a string`},
+		{"null edits", file(`"edits":null`), ErrMalformed, `files[0].edits: must be an array`},
+		{"text and line fields in one edit", file(`"edits":[{"old_text":"a","start_line":1,"new_text":"b"}]`), ErrMalformed, "a line edit start_line"},
 		{"patch extra revision", `{"patch":"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch","revisions":{"a":null,"b":null}}`, ErrMalformed, "not a file of the patch"},
 	}
 	for _, tc := range tests {

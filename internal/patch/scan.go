@@ -2,7 +2,6 @@ package patch
 
 import (
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -96,29 +95,6 @@ func scanObject(b []byte) (keys []string, vals []json.RawMessage, ok bool) {
 	return nil, nil, false
 }
 
-// scanArray splits the valid JSON array b into its raw elements. ok is false when b is not
-// an array.
-func scanArray(b []byte) (elems []json.RawMessage, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '[' {
-		return nil, false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return []json.RawMessage{}, true
-	}
-	for i < len(b) {
-		end := skipValue(b, i)
-		elems = append(elems, json.RawMessage(b[i:end]))
-		i = skipSpace(b, end)
-		if i < len(b) && b[i] == ']' {
-			return elems, true
-		}
-		i = skipSpace(b, i+1)
-	}
-	return nil, false
-}
-
 // decodeString decodes the JSON string literal b (quotes included). Text with only the
 // short escapes (\" \\ \/ \b \f \n \r \t) and valid UTF-8 takes a fast path; anything
 // else (\u escapes, invalid UTF-8) goes through encoding/json, whose rules apply.
@@ -179,10 +155,4 @@ func slowString(b []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(b, &s)
 	return s, err
-}
-
-// parseInt parses a JSON number that must be an integer.
-func parseInt(b []byte) (int64, bool) {
-	v, err := strconv.ParseInt(string(b), 10, 64)
-	return v, err == nil
 }

@@ -29,7 +29,9 @@ const (
 	DefaultDefaultTimeout = 10 * time.Minute
 	DefaultKillGrace      = 5 * time.Second
 	DefaultDrain          = 30 * time.Second
-	maxPolicySize         = 1 << 20
+	// DefaultApprovalTimeout is how long a request that needs a team approver waits.
+	DefaultApprovalTimeout = 10 * time.Minute
+	maxPolicySize          = 1 << 20
 )
 
 // Policy is a loaded root helper policy.
@@ -56,6 +58,37 @@ type Policy struct {
 	Safety *safety.Policy
 	// SocketGroup is the group that owns the socket when the helper creates it; -1 keeps it.
 	SocketGroup int
+	// Approvers is the [approvals] table: who approves which requests; nil means no team
+	// approvals (the requester's own approval is enough).
+	Approvers *Approvers
+}
+
+// Approvers is the [approvals] table of a policy: a request whose plan needs approval for
+// one of Rules waits, up to Timeout, for a person in group GID other than the requester.
+type Approvers struct {
+	// GID is the approvers group; Group is how the policy named it (for messages).
+	GID   uint32
+	Group string
+	// Rules are rule ids ("root.change") or classes ("network.*", every id with that prefix
+	// and a dot), or "*" for every request that needs approval.
+	Rules []string
+	// Timeout bounds the wait (default DefaultApprovalTimeout).
+	Timeout time.Duration
+}
+
+// Needs reports whether a plan needing approval for rules needs a team approver.
+func (a *Approvers) Needs(rules []string) bool {
+	if a == nil {
+		return false
+	}
+	for _, want := range a.Rules {
+		for _, r := range rules {
+			if want == "*" || r == want || strings.HasSuffix(want, ".*") && strings.HasPrefix(r, want[:len(want)-1]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // file is the TOML layout of the policy file (docs in deploy/roothelper.toml).
@@ -80,7 +113,12 @@ type file struct {
 	Socket struct {
 		Group any `toml:"group"`
 	} `toml:"socket"`
-	Safety *safetyTable `toml:"safety"`
+	Safety    *safetyTable `toml:"safety"`
+	Approvals *struct {
+		Group   any      `toml:"group"`
+		Rules   []string `toml:"rules"`
+		Timeout string   `toml:"timeout"`
+	} `toml:"approvals"`
 }
 
 // safetyTable is the [safety] table: the ShellSafety policy format (docs/policy.md) inside the
@@ -244,6 +282,29 @@ func Parse(data []byte, name string) (*Policy, error) {
 			return nil, fmt.Errorf("policy: %s: [socket] group: %w", name, err)
 		}
 		p.SocketGroup = int(gid)
+	}
+	if a := f.Approvals; a != nil {
+		if a.Group == nil {
+			return nil, fmt.Errorf("policy: %s: [approvals] needs group, the approvers group", name)
+		}
+		gid, err := lookupID(a.Group, "group")
+		if err != nil {
+			return nil, fmt.Errorf("policy: %s: [approvals] group: %w", name, err)
+		}
+		if len(a.Rules) == 0 {
+			return nil, fmt.Errorf("policy: %s: [approvals] needs rules: the rule ids or classes (\"root.change\", \"network.*\", \"*\") that need an approver", name)
+		}
+		for _, r := range a.Rules {
+			if r == "" || strings.ContainsAny(r, " \t") || strings.Contains(strings.TrimSuffix(r, ".*"), "*") && r != "*" {
+				return nil, fmt.Errorf("policy: %s: [approvals] rules: %q is not a rule id, a class like \"network.*\", or \"*\"", name, r)
+			}
+		}
+		p.Approvers = &Approvers{GID: gid, Group: fmt.Sprint(a.Group), Rules: a.Rules, Timeout: DefaultApprovalTimeout}
+		if a.Timeout != "" {
+			if p.Approvers.Timeout, err = time.ParseDuration(a.Timeout); err != nil || p.Approvers.Timeout <= 0 || p.Approvers.Timeout > 24*time.Hour {
+				return nil, fmt.Errorf("policy: %s: [approvals] timeout %q is not a duration between 1s and 24h like \"10m\"", name, a.Timeout)
+			}
+		}
 	}
 	if f.Safety != nil {
 		// The table is re-encoded on its own and parsed by ShellSafety, which checks ids,

@@ -194,3 +194,49 @@ message = "Reboots are scheduled, not run by hand."
 		t.Fatalf("ls /srv denied: %+v", v)
 	}
 }
+
+// TestApprovals: the [approvals] table names the approvers group, the rules that need one
+// (ids, classes, "*") and the timeout; bad tables are refused with the key.
+func TestApprovals(t *testing.T) {
+	p, err := rootpolicy.Parse([]byte("[approvals]\ngroup = 4242\nrules = [\"root.change\", \"network.*\"]\n"), "p.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.Approvers
+	if a == nil || a.GID != 4242 || a.Timeout != rootpolicy.DefaultApprovalTimeout {
+		t.Fatalf("approvers = %+v", a)
+	}
+	for _, c := range []struct {
+		rules []string
+		want  bool
+	}{
+		{[]string{"root.change"}, true},
+		{[]string{"write.tmp", "network.curl"}, true},
+		{[]string{"network"}, false},
+		{[]string{"networks.x"}, false},
+		{[]string{"write.tmp"}, false},
+		{nil, false},
+	} {
+		if got := a.Needs(c.rules); got != c.want {
+			t.Errorf("Needs(%v) = %v, want %v", c.rules, got, c.want)
+		}
+	}
+	if (*rootpolicy.Approvers)(nil).Needs([]string{"root.change"}) {
+		t.Error("no [approvals] needs no approver")
+	}
+	if p, err := rootpolicy.Parse([]byte("[approvals]\ngroup = 1\nrules = [\"*\"]\ntimeout = \"30s\"\n"), "p.toml"); err != nil || !p.Approvers.Needs([]string{"x.y"}) || p.Approvers.Timeout != 30*time.Second {
+		t.Fatalf("rules * and timeout: %+v %v", p, err)
+	}
+	for _, bad := range []struct{ src, want string }{
+		{"[approvals]\nrules = [\"*\"]\n", "needs group"},
+		{"[approvals]\ngroup = 1\n", "needs rules"},
+		{"[approvals]\ngroup = 1\nrules = [\"net*\"]\n", "is not a rule id"},
+		{"[approvals]\ngroup = 1\nrules = [\"*\"]\ntimeout = \"-1s\"\n", "timeout"},
+		{"[approvals]\ngroup = 1\nrules = [\"*\"]\nwho = 3\n", "unknown key"},
+		{"[approvals]\ngroup = \"no-such-group-s-code\"\nrules = [\"*\"]\n", "no-such-group-s-code"},
+	} {
+		if _, err := rootpolicy.Parse([]byte(bad.src), "p.toml"); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("rootpolicy.Parse(%q) = %v, want %q", bad.src, err, bad.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -90,74 +91,63 @@ func ParseEditFormat(s string) (EditFormat, error) {
 	return "", fmt.Errorf("edit format %q: want lines, text or patch", s)
 }
 
-// The schema shapes of the three forms (what the model is shown).
-
-// LinesRequest is the envelope of line edits.
-type LinesRequest struct {
-	Files []LinesFile `json:"files" jsonschema:"the files to change, each listed once"`
-}
-
-// LinesFile is one file of a LinesRequest.
-type LinesFile struct {
-	Path             string     `json:"path" jsonschema:"file path relative to the workspace root"`
-	ExpectedRevision *string    `json:"expected_revision" jsonschema:"the revision read_file returned, or null for a file that must not exist yet"`
-	Edits            []LineEdit `json:"edits,omitempty" jsonschema:"line edits, all numbered against the file as read; ranges must not overlap"`
-	Content          *string    `json:"content,omitempty" jsonschema:"the whole new content instead of edits (new files, CRLF files, files without a final newline)"`
-}
-
-// LineEdit replaces lines start_line..end_line.
-type LineEdit struct {
-	StartLine int    `json:"start_line" jsonschema:"first line replaced, 1-based"`
-	EndLine   int    `json:"end_line" jsonschema:"last line replaced, inclusive; start_line-1 inserts before start_line"`
-	NewText   string `json:"new_text" jsonschema:"replacement lines, without read_file's line-number prefixes"`
-}
-
-// TextRequest is the envelope of exact text edits.
-type TextRequest struct {
-	Files []TextFile `json:"files" jsonschema:"the files to change, each listed once"`
-}
-
-// TextFile is one file of a TextRequest.
-type TextFile struct {
-	Path             string     `json:"path" jsonschema:"file path relative to the workspace root"`
-	ExpectedRevision *string    `json:"expected_revision" jsonschema:"the revision read_file returned, or null for a file that must not exist yet"`
-	Edits            []TextEdit `json:"edits,omitempty" jsonschema:"exact replacements, applied in order"`
-	Content          *string    `json:"content,omitempty" jsonschema:"the whole new content instead of edits"`
-}
-
-// TextEdit replaces the one occurrence of old_text.
-type TextEdit struct {
-	OldText string `json:"old_text" jsonschema:"text that occurs exactly once in the file, copied exactly (no line-number prefixes)"`
-	NewText string `json:"new_text" jsonschema:"its replacement"`
-}
-
-// PatchRequest is the "*** Begin Patch" form.
-type PatchRequest struct {
-	Patch     string             `json:"patch" jsonschema:"*** Begin Patch / *** Add File: PATH (+ lines) / *** Update File: PATH (bare @@ hunks of ' ', '-', '+' lines) / *** End Patch"`
-	Revisions map[string]*string `json:"revisions" jsonschema:"every path of the patch mapped to its revision from read_file, or null for a file the patch adds"`
-}
-
 // ApplyPatchResult is apply_patch's answer.
 type ApplyPatchResult struct {
 	Turn    string              `json:"turn"` // undo_turn reverts it
 	Applied []filetools.Applied `json:"applied"`
 }
 
+// applyPatchSchema returns the input schema a model is shown for edit format f, generated
+// from the wire types of internal/patch: patch.PatchText for patch, patch.Envelope for lines
+// and text, with each edit narrowed to the fields of that kind (patch.Edit carries both).
 func applyPatchSchema(f EditFormat) *jsonschema.Schema {
-	var s *jsonschema.Schema
-	var err error
-	switch f {
-	case EditText:
-		s, err = schemaFor[TextRequest]()
-	case EditPatch:
-		s, err = schemaFor[PatchRequest]()
-	default:
-		s, err = schemaFor[LinesRequest]()
+	if f == EditPatch {
+		s, err := schemaFor[patch.PatchText]()
+		if err != nil {
+			panic(fmt.Sprintf("apply_patch schema: %v", err))
+		}
+		return s
 	}
+	s, err := schemaFor[patch.Envelope]()
 	if err != nil {
 		panic(fmt.Sprintf("apply_patch schema: %v", err))
 	}
+	keep := []string{"start_line", "end_line", "new_text"}
+	if f == EditText {
+		keep = []string{"old_text", "new_text"}
+	}
+	edit := s.Properties["files"].Items.Properties["edits"].Items
+	for name := range edit.Properties {
+		if !slices.Contains(keep, name) {
+			delete(edit.Properties, name)
+		}
+	}
+	edit.PropertyOrder = keep
+	edit.Required = keep
+	noNull(s)
 	return s
+}
+
+// noNull drops "null" from the types of s and its properties and items, but not of
+// expected_revision (where null means a new file): patch.Decode refuses null for the Go
+// pointers and slices jsonschema.For marks nullable.
+func noNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		for _, t := range s.Types {
+			if t != "null" {
+				s.Type, s.Types = t, nil
+			}
+		}
+	}
+	for name, p := range s.Properties {
+		if name != "expected_revision" {
+			noNull(p)
+		}
+	}
+	noNull(s.Items)
 }
 
 // ApplyPatchDescription returns apply_patch's description for an edit format.

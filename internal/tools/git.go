@@ -18,24 +18,25 @@ func openRepo(env *Env) (*gitsafe.Repo, error) {
 	return r, nil
 }
 
-// gitErr turns a gitsafe refusal into an *Error naming its rule.
+// gitErr turns a gitsafe refusal into an *Error naming its rule, wrapping err (the CLI
+// renders err itself and maps its type to an exit status).
 func gitErr(err error) error {
 	var ce *gitsafe.ConfigError
 	if errors.As(err, &ce) && len(ce.Findings) > 0 {
-		return &Error{Code: "refused", Rule: ce.Findings[0].Rule, Message: err.Error() + "; the git tools do not run in this repository until a person removes that setting", Detail: ce.Findings}
+		return &Error{Code: "refused", Rule: ce.Findings[0].Rule, Message: err.Error() + "; the git tools do not run in this repository until a person removes that setting", Detail: ce.Findings, Err: err}
 	}
 	var le *gitsafe.LayoutError
 	if errors.As(err, &le) {
-		return &Error{Code: "refused", Rule: le.Rule, Message: err.Error()}
+		return &Error{Code: "refused", Rule: le.Rule, Message: err.Error(), Err: err}
 	}
 	var ae *gitsafe.ArgError
 	if errors.As(err, &ae) {
-		return &Error{Code: "invalid_arguments", Message: err.Error()}
+		return &Error{Code: "invalid_arguments", Message: err.Error(), Err: err}
 	}
 	if errors.Is(err, gitsafe.ErrTimeout) {
-		return &Error{Code: "timeout", Message: err.Error() + "; narrow the request (paths, a revision range, a smaller count)"}
+		return &Error{Code: "timeout", Message: err.Error() + "; narrow the request (paths, a revision range, a smaller count)", Err: err}
 	}
-	return &Error{Code: "git_failed", Message: err.Error()}
+	return &Error{Code: "git_failed", Message: err.Error(), Err: err}
 }
 
 // GitStatusInput is git_status's arguments.
@@ -88,10 +89,7 @@ type GitLogInput struct {
 
 // GitLog runs git_log.
 func GitLog(ctx context.Context, env *Env, in GitLogInput) (*gitsafe.Log, error) {
-	if in.Count < 0 || in.Skip < 0 {
-		return nil, &Error{Code: "invalid_arguments", Message: "count and skip must not be negative"}
-	}
-	r, err := openRepo(env)
+	r, err := openRepo(env) // gitsafe refuses a negative count or skip (*gitsafe.ArgError)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +128,14 @@ type GitBlameInput struct {
 	Revision  string `json:"revision,omitempty" jsonschema:"blame the file as of this revision (default: the working tree)"`
 	StartLine int    `json:"start_line,omitempty" jsonschema:"first line annotated, 1-based (with end_line)"`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"last line annotated, inclusive"`
+	// Ranges are more line ranges (the CLI's repeated -L START,END).
+	Ranges []BlameRange `json:"ranges,omitempty" jsonschema:"more line ranges to annotate, besides start_line and end_line"`
+}
+
+// BlameRange is lines Start..End (1-based, inclusive) of a git_blame.
+type BlameRange struct {
+	Start int `json:"start" jsonschema:"first line, 1-based"`
+	End   int `json:"end" jsonschema:"last line, inclusive"`
 }
 
 // GitBlame runs git_blame.
@@ -144,6 +150,9 @@ func GitBlame(ctx context.Context, env *Env, in GitBlameInput) (*gitsafe.Blame, 
 		return nil, &Error{Code: "invalid_arguments", Message: fmt.Sprintf("lines %d-%d: give 1 <= start_line <= end_line", in.StartLine, in.EndLine)}
 	default:
 		opts.Lines = []gitsafe.LineRange{{Start: in.StartLine, End: in.EndLine}}
+	}
+	for _, lr := range in.Ranges { // gitsafe refuses a bad range (*gitsafe.ArgError)
+		opts.Lines = append(opts.Lines, gitsafe.LineRange{Start: lr.Start, End: lr.End})
 	}
 	r, err := openRepo(env)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/s-code-dev/s-code/internal/patch"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -88,8 +89,9 @@ func New[In, Out any](spec Spec[In, Out]) (Tool, error) {
 // typeSchemas are the schemas of types whose JSON form is not what their Go kind says
 // (they marshal themselves as text).
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[safety.Decision](): {Type: "string", Enum: []any{"allow", "ask", "deny"}},
-	reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"}, // raw JSON, not the []byte it is in Go
+	reflect.TypeFor[safety.Decision]():    {Type: "string", Enum: []any{"allow", "ask", "deny"}},
+	reflect.TypeFor[json.RawMessage]():    {Description: "any JSON value"}, // raw JSON, not the []byte it is in Go
+	reflect.TypeFor[patch.NullableText](): {Types: []string{"string", "null"}},
 }
 
 // schemaFor returns the JSON schema of T's JSON encoding.

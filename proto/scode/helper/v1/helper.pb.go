@@ -1498,6 +1498,7 @@ type ExecEvent struct {
 	//	*ExecEvent_Started
 	//	*ExecEvent_Output
 	//	*ExecEvent_Exited
+	//	*ExecEvent_Pending
 	Event         isExecEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1585,6 +1586,15 @@ func (x *ExecEvent) GetExited() *Exited {
 	return nil
 }
 
+func (x *ExecEvent) GetPending() *Pending {
+	if x != nil {
+		if x, ok := x.Event.(*ExecEvent_Pending); ok {
+			return x.Pending
+		}
+	}
+	return nil
+}
+
 type isExecEvent_Event interface {
 	isExecEvent_Event()
 }
@@ -1609,6 +1619,10 @@ type ExecEvent_Exited struct {
 	Exited *Exited `protobuf:"bytes,5,opt,name=exited,proto3,oneof"`
 }
 
+type ExecEvent_Pending struct {
+	Pending *Pending `protobuf:"bytes,6,opt,name=pending,proto3,oneof"`
+}
+
 func (*ExecEvent_Accepted) isExecEvent_Event() {}
 
 func (*ExecEvent_Denied) isExecEvent_Event() {}
@@ -1618,6 +1632,346 @@ func (*ExecEvent_Started) isExecEvent_Event() {}
 func (*ExecEvent_Output) isExecEvent_Event() {}
 
 func (*ExecEvent_Exited) isExecEvent_Event() {}
+
+func (*ExecEvent_Pending) isExecEvent_Event() {}
+
+// Pending says the request waits for a team approver (s-code approvals approve ID by
+// another uid in the approvers group) until expires_at; denied follows a deny or the
+// timeout, started an approval.
+type Pending struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// approvers is the approvers group's name (or number).
+	Approvers     string `protobuf:"bytes,3,opt,name=approvers,proto3" json:"approvers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pending) Reset() {
+	*x = Pending{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pending) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pending) ProtoMessage() {}
+
+func (x *Pending) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pending.ProtoReflect.Descriptor instead.
+func (*Pending) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Pending) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Pending) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *Pending) GetApprovers() string {
+	if x != nil {
+		return x.Approvers
+	}
+	return ""
+}
+
+// PendingApproval is one request waiting for a team approver.
+type PendingApproval struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// plan is the helper's frozen plan of the request: what an approval runs, exactly.
+	Plan          *Plan                  `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	RequesterUid  uint32                 `protobuf:"varint,3,opt,name=requester_uid,json=requesterUid,proto3" json:"requester_uid,omitempty"`
+	RequesterPid  int32                  `protobuf:"varint,4,opt,name=requester_pid,json=requesterPid,proto3" json:"requester_pid,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PendingApproval) Reset() {
+	*x = PendingApproval{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PendingApproval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PendingApproval) ProtoMessage() {}
+
+func (x *PendingApproval) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PendingApproval.ProtoReflect.Descriptor instead.
+func (*PendingApproval) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PendingApproval) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *PendingApproval) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+func (x *PendingApproval) GetRequesterUid() uint32 {
+	if x != nil {
+		return x.RequesterUid
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetRequesterPid() int32 {
+	if x != nil {
+		return x.RequesterPid
+	}
+	return 0
+}
+
+func (x *PendingApproval) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *PendingApproval) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// ListApprovalsRequest asks for the pending requests (only the one with id, when set).
+type ListApprovalsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsRequest) Reset() {
+	*x = ListApprovalsRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsRequest) ProtoMessage() {}
+
+func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListApprovalsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type ListApprovalsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pending       []*PendingApproval     `protobuf:"bytes,1,rep,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsResponse) Reset() {
+	*x = ListApprovalsResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsResponse) ProtoMessage() {}
+
+func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListApprovalsResponse) GetPending() []*PendingApproval {
+	if x != nil {
+		return x.Pending
+	}
+	return nil
+}
+
+// DecideApprovalRequest approves (approve set) or denies one pending request.
+type DecideApprovalRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Approve       bool                   `protobuf:"varint,2,opt,name=approve,proto3" json:"approve,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideApprovalRequest) Reset() {
+	*x = DecideApprovalRequest{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideApprovalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideApprovalRequest) ProtoMessage() {}
+
+func (x *DecideApprovalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideApprovalRequest.ProtoReflect.Descriptor instead.
+func (*DecideApprovalRequest) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DecideApprovalRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *DecideApprovalRequest) GetApprove() bool {
+	if x != nil {
+		return x.Approve
+	}
+	return false
+}
+
+// DecideApprovalResponse is denied when the decision was refused (not an approver, the
+// requester, no such pending request), else empty.
+type DecideApprovalResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Denied        *Denied                `protobuf:"bytes,1,opt,name=denied,proto3" json:"denied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideApprovalResponse) Reset() {
+	*x = DecideApprovalResponse{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideApprovalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideApprovalResponse) ProtoMessage() {}
+
+func (x *DecideApprovalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideApprovalResponse.ProtoReflect.Descriptor instead.
+func (*DecideApprovalResponse) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DecideApprovalResponse) GetDenied() *Denied {
+	if x != nil {
+		return x.Denied
+	}
+	return nil
+}
 
 // PlanRequest is one operation to plan. Its fields are those of ExecStart, with the same
 // numbers, plus intent.
@@ -1651,7 +2005,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +2017,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[14]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +2030,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{14}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlanRequest) GetCommand() string {
@@ -1805,7 +2159,7 @@ type SandboxSummary struct {
 
 func (x *SandboxSummary) Reset() {
 	*x = SandboxSummary{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +2171,7 @@ func (x *SandboxSummary) String() string {
 func (*SandboxSummary) ProtoMessage() {}
 
 func (x *SandboxSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[15]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +2184,7 @@ func (x *SandboxSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxSummary.ProtoReflect.Descriptor instead.
 func (*SandboxSummary) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{15}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SandboxSummary) GetSandboxed() bool {
@@ -1941,7 +2295,7 @@ type Plan struct {
 
 func (x *Plan) Reset() {
 	*x = Plan{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2307,7 @@ func (x *Plan) String() string {
 func (*Plan) ProtoMessage() {}
 
 func (x *Plan) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[16]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2320,7 @@ func (x *Plan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Plan.ProtoReflect.Descriptor instead.
 func (*Plan) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{16}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Plan) GetWorkspace() string {
@@ -2132,7 +2486,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2144,7 +2498,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[17]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2157,7 +2511,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{17}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PlanResponse) GetPlan() *Plan {
@@ -2204,7 +2558,7 @@ type ApplyPatchRequest struct {
 
 func (x *ApplyPatchRequest) Reset() {
 	*x = ApplyPatchRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2216,7 +2570,7 @@ func (x *ApplyPatchRequest) String() string {
 func (*ApplyPatchRequest) ProtoMessage() {}
 
 func (x *ApplyPatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[18]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2229,7 +2583,7 @@ func (x *ApplyPatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPatchRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPatchRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{18}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApplyPatchRequest) GetWorkspace() string {
@@ -2290,7 +2644,7 @@ type ApplyPatchResponse struct {
 
 func (x *ApplyPatchResponse) Reset() {
 	*x = ApplyPatchResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2656,7 @@ func (x *ApplyPatchResponse) String() string {
 func (*ApplyPatchResponse) ProtoMessage() {}
 
 func (x *ApplyPatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[19]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2669,7 @@ func (x *ApplyPatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPatchResponse.ProtoReflect.Descriptor instead.
 func (*ApplyPatchResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{19}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApplyPatchResponse) GetRequestId() string {
@@ -2361,7 +2715,7 @@ type UndoRequest struct {
 
 func (x *UndoRequest) Reset() {
 	*x = UndoRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2727,7 @@ func (x *UndoRequest) String() string {
 func (*UndoRequest) ProtoMessage() {}
 
 func (x *UndoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[20]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2740,7 @@ func (x *UndoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoRequest.ProtoReflect.Descriptor instead.
 func (*UndoRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{20}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UndoRequest) GetWorkspace() string {
@@ -2439,7 +2793,7 @@ type UndoResponse struct {
 
 func (x *UndoResponse) Reset() {
 	*x = UndoResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2805,7 @@ func (x *UndoResponse) String() string {
 func (*UndoResponse) ProtoMessage() {}
 
 func (x *UndoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[21]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2818,7 @@ func (x *UndoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UndoResponse.ProtoReflect.Descriptor instead.
 func (*UndoResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{21}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *UndoResponse) GetRequestId() string {
@@ -2507,7 +2861,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2519,7 +2873,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[22]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2532,7 +2886,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{22}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckRequest) GetCommand() string {
@@ -2572,7 +2926,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2938,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[23]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2951,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{23}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckResponse) GetVerdict() *Verdict {
@@ -2615,7 +2969,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2627,7 +2981,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[24]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2640,7 +2994,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{24}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{30}
 }
 
 type StatusResponse struct {
@@ -2664,7 +3018,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2676,7 +3030,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[25]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2689,7 +3043,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{25}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StatusResponse) GetVersion() string {
@@ -2772,7 +3126,7 @@ type AuditExportStatus struct {
 
 func (x *AuditExportStatus) Reset() {
 	*x = AuditExportStatus{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2784,7 +3138,7 @@ func (x *AuditExportStatus) String() string {
 func (*AuditExportStatus) ProtoMessage() {}
 
 func (x *AuditExportStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[26]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2797,7 +3151,7 @@ func (x *AuditExportStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditExportStatus.ProtoReflect.Descriptor instead.
 func (*AuditExportStatus) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{26}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AuditExportStatus) GetEndpoint() string {
@@ -2879,7 +3233,7 @@ type CodeModeRecord struct {
 
 func (x *CodeModeRecord) Reset() {
 	*x = CodeModeRecord{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +3245,7 @@ func (x *CodeModeRecord) String() string {
 func (*CodeModeRecord) ProtoMessage() {}
 
 func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[27]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +3258,7 @@ func (x *CodeModeRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodeModeRecord.ProtoReflect.Descriptor instead.
 func (*CodeModeRecord) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{27}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CodeModeRecord) GetWorkspace() string {
@@ -2975,7 +3329,7 @@ type ChildCall struct {
 
 func (x *ChildCall) Reset() {
 	*x = ChildCall{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3341,7 @@ func (x *ChildCall) String() string {
 func (*ChildCall) ProtoMessage() {}
 
 func (x *ChildCall) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[28]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3354,7 @@ func (x *ChildCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChildCall.ProtoReflect.Descriptor instead.
 func (*ChildCall) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{28}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ChildCall) GetSeq() uint32 {
@@ -3075,7 +3429,7 @@ type HostToolCall struct {
 
 func (x *HostToolCall) Reset() {
 	*x = HostToolCall{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3087,7 +3441,7 @@ func (x *HostToolCall) String() string {
 func (*HostToolCall) ProtoMessage() {}
 
 func (x *HostToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[29]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3100,7 +3454,7 @@ func (x *HostToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostToolCall.ProtoReflect.Descriptor instead.
 func (*HostToolCall) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{29}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *HostToolCall) GetWorkspace() string {
@@ -3171,7 +3525,7 @@ type CodeModeRecorded struct {
 
 func (x *CodeModeRecorded) Reset() {
 	*x = CodeModeRecorded{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3537,7 @@ func (x *CodeModeRecorded) String() string {
 func (*CodeModeRecorded) ProtoMessage() {}
 
 func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[30]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3196,7 +3550,7 @@ func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
 func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{30}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CodeModeRecorded) GetRequestId() string {
@@ -3286,14 +3640,38 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\fstdout_bytes\x18\x05 \x01(\x03R\vstdoutBytes\x12!\n" +
 	"\fstderr_bytes\x18\x06 \x01(\x03R\vstderrBytes\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reasonB\b\n" +
-	"\x06status\"\x9c\x02\n" +
+	"\x06status\"\xd2\x02\n" +
 	"\tExecEvent\x127\n" +
 	"\baccepted\x18\x01 \x01(\v2\x19.scode.helper.v1.AcceptedH\x00R\baccepted\x121\n" +
 	"\x06denied\x18\x02 \x01(\v2\x17.scode.helper.v1.DeniedH\x00R\x06denied\x124\n" +
 	"\astarted\x18\x03 \x01(\v2\x18.scode.helper.v1.StartedH\x00R\astarted\x121\n" +
 	"\x06output\x18\x04 \x01(\v2\x17.scode.helper.v1.OutputH\x00R\x06output\x121\n" +
-	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exitedB\a\n" +
-	"\x05event\"\xcf\x04\n" +
+	"\x06exited\x18\x05 \x01(\v2\x17.scode.helper.v1.ExitedH\x00R\x06exited\x124\n" +
+	"\apending\x18\x06 \x01(\v2\x18.scode.helper.v1.PendingH\x00R\apendingB\a\n" +
+	"\x05event\"r\n" +
+	"\aPending\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x1c\n" +
+	"\tapprovers\x18\x03 \x01(\tR\tapprovers\"\x8c\x02\n" +
+	"\x0fPendingApproval\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12)\n" +
+	"\x04plan\x18\x02 \x01(\v2\x15.scode.helper.v1.PlanR\x04plan\x12#\n" +
+	"\rrequester_uid\x18\x03 \x01(\rR\frequesterUid\x12#\n" +
+	"\rrequester_pid\x18\x04 \x01(\x05R\frequesterPid\x129\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
+	"\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"&\n" +
+	"\x14ListApprovalsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"S\n" +
+	"\x15ListApprovalsResponse\x12:\n" +
+	"\apending\x18\x01 \x03(\v2 .scode.helper.v1.PendingApprovalR\apending\"A\n" +
+	"\x15DecideApprovalRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aapprove\x18\x02 \x01(\bR\aapprove\"I\n" +
+	"\x16DecideApprovalResponse\x12/\n" +
+	"\x06denied\x18\x01 \x01(\v2\x17.scode.helper.v1.DeniedR\x06denied\"\xcf\x04\n" +
 	"\vPlanRequest\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12,\n" +
 	"\x05shell\x18\x02 \x01(\x0e2\x16.scode.helper.v1.ShellR\x05shell\x12\x1c\n" +
@@ -3492,7 +3870,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xf0\x04\n" +
+	"\tROLE_ROOT\x10\x022\xb3\x06\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
@@ -3500,7 +3878,9 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"ApplyPatch\x12\".scode.helper.v1.ApplyPatchRequest\x1a#.scode.helper.v1.ApplyPatchResponse\x12C\n" +
 	"\x04Undo\x12\x1c.scode.helper.v1.UndoRequest\x1a\x1d.scode.helper.v1.UndoResponse\x12F\n" +
 	"\x05Check\x12\x1d.scode.helper.v1.CheckRequest\x1a\x1e.scode.helper.v1.CheckResponse\x12I\n" +
-	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12T\n" +
+	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12^\n" +
+	"\rListApprovals\x12%.scode.helper.v1.ListApprovalsRequest\x1a&.scode.helper.v1.ListApprovalsResponse\x12a\n" +
+	"\x0eDecideApproval\x12&.scode.helper.v1.DecideApprovalRequest\x1a'.scode.helper.v1.DecideApprovalResponse\x12T\n" +
 	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecorded\x12V\n" +
 	"\x12RecordHostToolCall\x12\x1d.scode.helper.v1.HostToolCall\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
@@ -3517,62 +3897,68 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
-	(Shell)(0),                    // 0: scode.helper.v1.Shell
-	(Decision)(0),                 // 1: scode.helper.v1.Decision
-	(Signal)(0),                   // 2: scode.helper.v1.Signal
-	(Stream)(0),                   // 3: scode.helper.v1.Stream
-	(Mode)(0),                     // 4: scode.helper.v1.Mode
-	(ApprovalChannel)(0),          // 5: scode.helper.v1.ApprovalChannel
-	(PlanIntent)(0),               // 6: scode.helper.v1.PlanIntent
-	(Outcome)(0),                  // 7: scode.helper.v1.Outcome
-	(Role)(0),                     // 8: scode.helper.v1.Role
-	(*Finding)(nil),               // 9: scode.helper.v1.Finding
-	(*Verdict)(nil),               // 10: scode.helper.v1.Verdict
-	(*ClientVerdict)(nil),         // 11: scode.helper.v1.ClientVerdict
-	(*Approval)(nil),              // 12: scode.helper.v1.Approval
-	(*ExecStart)(nil),             // 13: scode.helper.v1.ExecStart
-	(*StdinClose)(nil),            // 14: scode.helper.v1.StdinClose
-	(*ExecRequest)(nil),           // 15: scode.helper.v1.ExecRequest
-	(*Accepted)(nil),              // 16: scode.helper.v1.Accepted
-	(*Denied)(nil),                // 17: scode.helper.v1.Denied
-	(*Started)(nil),               // 18: scode.helper.v1.Started
-	(*Output)(nil),                // 19: scode.helper.v1.Output
-	(*SignalStatus)(nil),          // 20: scode.helper.v1.SignalStatus
-	(*Exited)(nil),                // 21: scode.helper.v1.Exited
-	(*ExecEvent)(nil),             // 22: scode.helper.v1.ExecEvent
-	(*PlanRequest)(nil),           // 23: scode.helper.v1.PlanRequest
-	(*SandboxSummary)(nil),        // 24: scode.helper.v1.SandboxSummary
-	(*Plan)(nil),                  // 25: scode.helper.v1.Plan
-	(*PlanResponse)(nil),          // 26: scode.helper.v1.PlanResponse
-	(*ApplyPatchRequest)(nil),     // 27: scode.helper.v1.ApplyPatchRequest
-	(*ApplyPatchResponse)(nil),    // 28: scode.helper.v1.ApplyPatchResponse
-	(*UndoRequest)(nil),           // 29: scode.helper.v1.UndoRequest
-	(*UndoResponse)(nil),          // 30: scode.helper.v1.UndoResponse
-	(*CheckRequest)(nil),          // 31: scode.helper.v1.CheckRequest
-	(*CheckResponse)(nil),         // 32: scode.helper.v1.CheckResponse
-	(*StatusRequest)(nil),         // 33: scode.helper.v1.StatusRequest
-	(*StatusResponse)(nil),        // 34: scode.helper.v1.StatusResponse
-	(*AuditExportStatus)(nil),     // 35: scode.helper.v1.AuditExportStatus
-	(*CodeModeRecord)(nil),        // 36: scode.helper.v1.CodeModeRecord
-	(*ChildCall)(nil),             // 37: scode.helper.v1.ChildCall
-	(*HostToolCall)(nil),          // 38: scode.helper.v1.HostToolCall
-	(*CodeModeRecorded)(nil),      // 39: scode.helper.v1.CodeModeRecorded
-	nil,                           // 40: scode.helper.v1.ExecStart.EnvEntry
-	nil,                           // 41: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 42: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 43: google.protobuf.Duration
+	(Shell)(0),                     // 0: scode.helper.v1.Shell
+	(Decision)(0),                  // 1: scode.helper.v1.Decision
+	(Signal)(0),                    // 2: scode.helper.v1.Signal
+	(Stream)(0),                    // 3: scode.helper.v1.Stream
+	(Mode)(0),                      // 4: scode.helper.v1.Mode
+	(ApprovalChannel)(0),           // 5: scode.helper.v1.ApprovalChannel
+	(PlanIntent)(0),                // 6: scode.helper.v1.PlanIntent
+	(Outcome)(0),                   // 7: scode.helper.v1.Outcome
+	(Role)(0),                      // 8: scode.helper.v1.Role
+	(*Finding)(nil),                // 9: scode.helper.v1.Finding
+	(*Verdict)(nil),                // 10: scode.helper.v1.Verdict
+	(*ClientVerdict)(nil),          // 11: scode.helper.v1.ClientVerdict
+	(*Approval)(nil),               // 12: scode.helper.v1.Approval
+	(*ExecStart)(nil),              // 13: scode.helper.v1.ExecStart
+	(*StdinClose)(nil),             // 14: scode.helper.v1.StdinClose
+	(*ExecRequest)(nil),            // 15: scode.helper.v1.ExecRequest
+	(*Accepted)(nil),               // 16: scode.helper.v1.Accepted
+	(*Denied)(nil),                 // 17: scode.helper.v1.Denied
+	(*Started)(nil),                // 18: scode.helper.v1.Started
+	(*Output)(nil),                 // 19: scode.helper.v1.Output
+	(*SignalStatus)(nil),           // 20: scode.helper.v1.SignalStatus
+	(*Exited)(nil),                 // 21: scode.helper.v1.Exited
+	(*ExecEvent)(nil),              // 22: scode.helper.v1.ExecEvent
+	(*Pending)(nil),                // 23: scode.helper.v1.Pending
+	(*PendingApproval)(nil),        // 24: scode.helper.v1.PendingApproval
+	(*ListApprovalsRequest)(nil),   // 25: scode.helper.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil),  // 26: scode.helper.v1.ListApprovalsResponse
+	(*DecideApprovalRequest)(nil),  // 27: scode.helper.v1.DecideApprovalRequest
+	(*DecideApprovalResponse)(nil), // 28: scode.helper.v1.DecideApprovalResponse
+	(*PlanRequest)(nil),            // 29: scode.helper.v1.PlanRequest
+	(*SandboxSummary)(nil),         // 30: scode.helper.v1.SandboxSummary
+	(*Plan)(nil),                   // 31: scode.helper.v1.Plan
+	(*PlanResponse)(nil),           // 32: scode.helper.v1.PlanResponse
+	(*ApplyPatchRequest)(nil),      // 33: scode.helper.v1.ApplyPatchRequest
+	(*ApplyPatchResponse)(nil),     // 34: scode.helper.v1.ApplyPatchResponse
+	(*UndoRequest)(nil),            // 35: scode.helper.v1.UndoRequest
+	(*UndoResponse)(nil),           // 36: scode.helper.v1.UndoResponse
+	(*CheckRequest)(nil),           // 37: scode.helper.v1.CheckRequest
+	(*CheckResponse)(nil),          // 38: scode.helper.v1.CheckResponse
+	(*StatusRequest)(nil),          // 39: scode.helper.v1.StatusRequest
+	(*StatusResponse)(nil),         // 40: scode.helper.v1.StatusResponse
+	(*AuditExportStatus)(nil),      // 41: scode.helper.v1.AuditExportStatus
+	(*CodeModeRecord)(nil),         // 42: scode.helper.v1.CodeModeRecord
+	(*ChildCall)(nil),              // 43: scode.helper.v1.ChildCall
+	(*HostToolCall)(nil),           // 44: scode.helper.v1.HostToolCall
+	(*CodeModeRecorded)(nil),       // 45: scode.helper.v1.CodeModeRecorded
+	nil,                            // 46: scode.helper.v1.ExecStart.EnvEntry
+	nil,                            // 47: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil),  // 48: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 49: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	42, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	40, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	46, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3582,60 +3968,71 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	43, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	49, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
-	0,  // 23: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	41, // 24: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
-	11, // 25: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
-	4,  // 26: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
-	6,  // 27: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
-	0,  // 28: scode.helper.v1.Plan.shell:type_name -> scode.helper.v1.Shell
-	4,  // 29: scode.helper.v1.Plan.mode:type_name -> scode.helper.v1.Mode
-	10, // 30: scode.helper.v1.Plan.verdict:type_name -> scode.helper.v1.Verdict
-	7,  // 31: scode.helper.v1.Plan.outcome:type_name -> scode.helper.v1.Outcome
-	24, // 32: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
-	8,  // 33: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
-	25, // 34: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	42, // 35: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
-	12, // 36: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
-	4,  // 37: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
-	17, // 38: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
-	12, // 39: scode.helper.v1.UndoRequest.approval:type_name -> scode.helper.v1.Approval
-	4,  // 40: scode.helper.v1.UndoRequest.mode:type_name -> scode.helper.v1.Mode
-	17, // 41: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
-	0,  // 42: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
-	10, // 43: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	43, // 44: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
-	8,  // 45: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
-	35, // 46: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
-	37, // 47: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
-	43, // 48: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
-	43, // 49: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
-	15, // 50: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
-	23, // 51: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
-	27, // 52: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
-	29, // 53: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
-	31, // 54: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
-	33, // 55: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
-	36, // 56: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
-	38, // 57: scode.helper.v1.Helper.RecordHostToolCall:input_type -> scode.helper.v1.HostToolCall
-	22, // 58: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	26, // 59: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	28, // 60: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	30, // 61: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	32, // 62: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	34, // 63: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	39, // 64: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
-	39, // 65: scode.helper.v1.Helper.RecordHostToolCall:output_type -> scode.helper.v1.CodeModeRecorded
-	58, // [58:66] is the sub-list for method output_type
-	50, // [50:58] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	23, // 23: scode.helper.v1.ExecEvent.pending:type_name -> scode.helper.v1.Pending
+	48, // 24: scode.helper.v1.Pending.expires_at:type_name -> google.protobuf.Timestamp
+	31, // 25: scode.helper.v1.PendingApproval.plan:type_name -> scode.helper.v1.Plan
+	48, // 26: scode.helper.v1.PendingApproval.created_at:type_name -> google.protobuf.Timestamp
+	48, // 27: scode.helper.v1.PendingApproval.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 28: scode.helper.v1.ListApprovalsResponse.pending:type_name -> scode.helper.v1.PendingApproval
+	17, // 29: scode.helper.v1.DecideApprovalResponse.denied:type_name -> scode.helper.v1.Denied
+	0,  // 30: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
+	47, // 31: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	11, // 32: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
+	4,  // 33: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
+	6,  // 34: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
+	0,  // 35: scode.helper.v1.Plan.shell:type_name -> scode.helper.v1.Shell
+	4,  // 36: scode.helper.v1.Plan.mode:type_name -> scode.helper.v1.Mode
+	10, // 37: scode.helper.v1.Plan.verdict:type_name -> scode.helper.v1.Verdict
+	7,  // 38: scode.helper.v1.Plan.outcome:type_name -> scode.helper.v1.Outcome
+	30, // 39: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
+	8,  // 40: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
+	31, // 41: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
+	48, // 42: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	12, // 43: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 44: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 45: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
+	12, // 46: scode.helper.v1.UndoRequest.approval:type_name -> scode.helper.v1.Approval
+	4,  // 47: scode.helper.v1.UndoRequest.mode:type_name -> scode.helper.v1.Mode
+	17, // 48: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
+	0,  // 49: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
+	10, // 50: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
+	49, // 51: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	8,  // 52: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
+	41, // 53: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
+	43, // 54: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
+	49, // 55: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	49, // 56: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	15, // 57: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
+	29, // 58: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
+	33, // 59: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
+	35, // 60: scode.helper.v1.Helper.Undo:input_type -> scode.helper.v1.UndoRequest
+	37, // 61: scode.helper.v1.Helper.Check:input_type -> scode.helper.v1.CheckRequest
+	39, // 62: scode.helper.v1.Helper.Status:input_type -> scode.helper.v1.StatusRequest
+	25, // 63: scode.helper.v1.Helper.ListApprovals:input_type -> scode.helper.v1.ListApprovalsRequest
+	27, // 64: scode.helper.v1.Helper.DecideApproval:input_type -> scode.helper.v1.DecideApprovalRequest
+	42, // 65: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
+	44, // 66: scode.helper.v1.Helper.RecordHostToolCall:input_type -> scode.helper.v1.HostToolCall
+	22, // 67: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	32, // 68: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	34, // 69: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	36, // 70: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	38, // 71: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	40, // 72: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	26, // 73: scode.helper.v1.Helper.ListApprovals:output_type -> scode.helper.v1.ListApprovalsResponse
+	28, // 74: scode.helper.v1.Helper.DecideApproval:output_type -> scode.helper.v1.DecideApprovalResponse
+	45, // 75: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	45, // 76: scode.helper.v1.Helper.RecordHostToolCall:output_type -> scode.helper.v1.CodeModeRecorded
+	67, // [67:77] is the sub-list for method output_type
+	57, // [57:67] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_scode_helper_v1_helper_proto_init() }
@@ -3659,6 +4056,7 @@ func file_scode_helper_v1_helper_proto_init() {
 		(*ExecEvent_Started)(nil),
 		(*ExecEvent_Output)(nil),
 		(*ExecEvent_Exited)(nil),
+		(*ExecEvent_Pending)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3666,7 +4064,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   33,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,8 @@ const (
 	Helper_Undo_FullMethodName               = "/scode.helper.v1.Helper/Undo"
 	Helper_Check_FullMethodName              = "/scode.helper.v1.Helper/Check"
 	Helper_Status_FullMethodName             = "/scode.helper.v1.Helper/Status"
+	Helper_ListApprovals_FullMethodName      = "/scode.helper.v1.Helper/ListApprovals"
+	Helper_DecideApproval_FullMethodName     = "/scode.helper.v1.Helper/DecideApproval"
 	Helper_RecordCodeMode_FullMethodName     = "/scode.helper.v1.Helper/RecordCodeMode"
 	Helper_RecordHostToolCall_FullMethodName = "/scode.helper.v1.Helper/RecordHostToolCall"
 )
@@ -68,6 +70,14 @@ type HelperClient interface {
 	Check(ctx context.Context, in *CheckRequest, opts ...grpc.CallOption) (*CheckResponse, error)
 	// Status reports the helper's version, uptime, role, policy summary and audit head.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// ListApprovals lists the requests waiting for a team approver (the root helper with an
+	// [approvals] group in its policy): each with its frozen plan, the requester and when it
+	// lapses. Only callers in the approvers group see them.
+	ListApprovals(ctx context.Context, in *ListApprovalsRequest, opts ...grpc.CallOption) (*ListApprovalsResponse, error)
+	// DecideApproval approves or denies one pending request. The caller must be in the
+	// approvers group, not sandboxed, and not the requester; the decision and both uids are in
+	// the audit log.
+	DecideApproval(ctx context.Context, in *DecideApprovalRequest, opts ...grpc.CallOption) (*DecideApprovalResponse, error)
 	// RecordCodeMode writes one code_mode audit record: a Code Mode program the client ran
 	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
 	// root helper answers FAILED_PRECONDITION.
@@ -150,6 +160,26 @@ func (c *helperClient) Status(ctx context.Context, in *StatusRequest, opts ...gr
 	return out, nil
 }
 
+func (c *helperClient) ListApprovals(ctx context.Context, in *ListApprovalsRequest, opts ...grpc.CallOption) (*ListApprovalsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListApprovalsResponse)
+	err := c.cc.Invoke(ctx, Helper_ListApprovals_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *helperClient) DecideApproval(ctx context.Context, in *DecideApprovalRequest, opts ...grpc.CallOption) (*DecideApprovalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DecideApprovalResponse)
+	err := c.cc.Invoke(ctx, Helper_DecideApproval_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *helperClient) RecordCodeMode(ctx context.Context, in *CodeModeRecord, opts ...grpc.CallOption) (*CodeModeRecorded, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CodeModeRecorded)
@@ -204,6 +234,14 @@ type HelperServer interface {
 	Check(context.Context, *CheckRequest) (*CheckResponse, error)
 	// Status reports the helper's version, uptime, role, policy summary and audit head.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// ListApprovals lists the requests waiting for a team approver (the root helper with an
+	// [approvals] group in its policy): each with its frozen plan, the requester and when it
+	// lapses. Only callers in the approvers group see them.
+	ListApprovals(context.Context, *ListApprovalsRequest) (*ListApprovalsResponse, error)
+	// DecideApproval approves or denies one pending request. The caller must be in the
+	// approvers group, not sandboxed, and not the requester; the decision and both uids are in
+	// the audit log.
+	DecideApproval(context.Context, *DecideApprovalRequest) (*DecideApprovalResponse, error)
 	// RecordCodeMode writes one code_mode audit record: a Code Mode program the client ran
 	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
 	// root helper answers FAILED_PRECONDITION.
@@ -240,6 +278,12 @@ func (UnimplementedHelperServer) Check(context.Context, *CheckRequest) (*CheckRe
 }
 func (UnimplementedHelperServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedHelperServer) ListApprovals(context.Context, *ListApprovalsRequest) (*ListApprovalsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApprovals not implemented")
+}
+func (UnimplementedHelperServer) DecideApproval(context.Context, *DecideApprovalRequest) (*DecideApprovalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DecideApproval not implemented")
 }
 func (UnimplementedHelperServer) RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordCodeMode not implemented")
@@ -365,6 +409,42 @@ func _Helper_Status_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Helper_ListApprovals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListApprovalsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).ListApprovals(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_ListApprovals_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).ListApprovals(ctx, req.(*ListApprovalsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Helper_DecideApproval_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DecideApprovalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).DecideApproval(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_DecideApproval_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).DecideApproval(ctx, req.(*DecideApprovalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Helper_RecordCodeMode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CodeModeRecord)
 	if err := dec(in); err != nil {
@@ -427,6 +507,14 @@ var Helper_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _Helper_Status_Handler,
+		},
+		{
+			MethodName: "ListApprovals",
+			Handler:    _Helper_ListApprovals_Handler,
+		},
+		{
+			MethodName: "DecideApproval",
+			Handler:    _Helper_DecideApproval_Handler,
 		},
 		{
 			MethodName: "RecordCodeMode",
