@@ -23,11 +23,18 @@ deps: ## download the Go modules the build needs
 # Each binary and the cmd directory of its main package. A helper whose cmd directory is not
 # in the tree (yet) is skipped by build and install.
 CMDS := s-code=agent s-code-sandbox=sandbox s-code-userhelper=userhelper s-code-roothelper=roothelper
+# The binaries built without cgo (statically linked): the client and the launcher start once
+# per command, and without the dynamic loader and libc start-up each starts about 1 ms
+# sooner (issue 17; `s-code version` 7.0 -> 6.0 ms p50 under load). Neither needs libc: their
+# only cgo users (net, os/user, libcap's psx) have pure-Go versions. The helpers keep cgo for
+# NSS user and group look-ups ([allow] users and groups).
+STATIC_CMDS := s-code s-code-sandbox
 
 build: deps ## build the binaries into ./bin (s-code and, where present, the helpers), man pages and completions into ./bin/share
 	@mkdir -p $(BIN)
 	@set -e; for c in $(CMDS); do b=$${c%%=*}; d=./cmd/$${c#*=}; \
-	  if [ -d $$d ]; then echo "$(GO) build -o $(BIN)/$$b $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/$$b $$d; fi; \
+	  cgo=1; case " $(STATIC_CMDS) " in *" $$b "*) cgo=0;; esac; \
+	  if [ -d $$d ]; then echo "CGO_ENABLED=$$cgo $(GO) build -o $(BIN)/$$b $$d"; CGO_ENABLED=$$cgo $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/$$b $$d; fi; \
 	done
 	@$(MAKE) --no-print-directory docs
 

@@ -352,6 +352,8 @@ func TestPaths(t *testing.T) {
 		{"git-C-cwd", "git -C .git/hooks status", Allow, "", false, ""},
 		{"ssh-write", "echo key >> ~/.ssh/authorized_keys", Deny, "redirect.persistence", false, ""},
 		{"autostart", "cp x ~/.config/autostart/x.desktop", Deny, "write.persistence", false, ""},
+		{"scode-config", "echo 'mode = workspace' > ~/.config/s-code/config.toml", Deny, "redirect.scode-state", false, ""},
+		{"scode-state", "rm -rf ~/.local/state/s-code/audit", Deny, "write.scode-state", false, ""},
 		{"cred-read", "cat ~/.aws/credentials", Ask, "credential.read", false, ""},
 		{"cred-read-redirect", "wc -l < ~/.netrc", Ask, "credential.read", false, ""},
 		{"cred-glob", "cat ~/.ssh/*", Ask, "credential.read", false, ""},
@@ -588,6 +590,19 @@ func TestRootContext(t *testing.T) {
 		{"motd", "cp x /etc/update-motd.d/99-x", Deny, "write.persistence", true, ""},
 		{"apt-hook", "echo x > /etc/apt/apt.conf.d/99x", Deny, "redirect.persistence", true, ""},
 		{"crontab-u", "crontab -u root f", Deny, "persistence.cron", true, ""},
+		// S-Code's own configuration, state and audit log: denied as root too, or an
+		// approved root command could change the helpers' policy or cut the audit log.
+		{"scode-audit-truncate", "truncate -s0 /var/log/s-code/audit/audit.log", Deny, "write.scode-state", true, ""},
+		{"scode-audit-rm", "rm -rf /var/log/s-code", Deny, "write.scode-state", true, ""},
+		{"scode-audit-redirect", "echo x >> /var/log/s-code/audit/audit.log", Deny, "redirect.scode-state", true, ""},
+		{"scode-policy", "cp /tmp/p.toml /etc/s-code/roothelper.toml", Deny, "write.scode-state", true, ""},
+		{"scode-policy-sed", "sed -i s/a/b/ /etc/s-code/roothelper.toml", Deny, "write.scode-state", true, ""},
+		{"scode-run", "chmod 777 /run/s-code", Deny, "write.scode-state", true, ""},
+		{"scode-user-runtime", "rm -f /run/user/1000/s-code/user.sock", Deny, "write.scode-state", true, ""},
+		{"scode-user-state", "rm -rf /home/alice/.local/state/s-code", Deny, "write.scode-state", true, ""},
+		{"scode-user-config", "echo 'mode = \"workspace\"' > /home/alice/.config/s-code/config.toml", Deny, "redirect.scode-state", true, ""},
+		{"scode-log-read", "tail -n 5 /var/log/s-code/audit/audit.log", Allow, "", true, ""},
+		{"other-log", "truncate -s0 /var/log/nginx/access.log", Ask, "root.change", true, ""},
 	})
 }
 

@@ -70,3 +70,21 @@ func TestDeps(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildsWithoutCgo: `make build` builds s-code and s-code-sandbox with CGO_ENABLED=0
+// (STATIC_CMDS: they start once per command, and static binaries start sooner). It fails when
+// a package either binary links needs cgo: with cgo off, such a package has no Go files left.
+func TestBuildsWithoutCgo(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go tool not found: %v", err)
+	}
+	for _, pkg := range []string{".", "../sandbox"} {
+		cmd := exec.Command(goTool, "list", "-e", "-deps", "-f", "{{if .Error}}{{.ImportPath}}: {{.Error}}{{end}}", pkg)
+		cmd.Env = append(cmd.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+		out, err := cmd.CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("%s does not build without cgo: %v\n%s", pkg, err, out)
+		}
+	}
+}

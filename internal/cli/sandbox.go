@@ -124,9 +124,9 @@ func runSandbox(streams IO, o sandboxOptions) error {
 	runErr := execLauncher(launcher, argv, profile.Env.ApplyEnv(os.Environ()), attr)
 	// The launcher has ended, and with its PID namespace every process of the command: what
 	// the command left that Git would read as configuration or indirection is moved aside.
-	q, qerr := sandbox.QuarantineGit(profile.Workspace, since, since.UTC().Format("20060102T150405.000000000Z"))
+	q, qerr := sandbox.Quarantine(profile.Workspace, since, since.UTC().Format("20060102T150405.000000000Z"))
 	if len(q) > 0 {
-		fmt.Fprintf(streams.Err, "s-code: the sandbox moved aside what the command wrote that Git would read as configuration (each renamed to NAME%sTAG): %s\n", sandbox.QuarantineSuffix, strings.Join(q, ", "))
+		fmt.Fprintf(streams.Err, "s-code: the sandbox moved aside what the command wrote that Git, an editor or an agent would read as configuration (each renamed to NAME%sTAG): %s\n", sandbox.QuarantineSuffix, strings.Join(q, ", "))
 	}
 	if qerr != nil {
 		fmt.Fprintf(streams.Err, "s-code: post-run check: %v\n", qerr)

@@ -18,6 +18,7 @@ import (
 	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/daemon"
 	"github.com/s-code-dev/s-code/internal/helperclient"
+	"github.com/s-code-dev/s-code/internal/helperd"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/internal/testenv"
@@ -171,11 +172,20 @@ func TestExtraWritablePath(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, b)
 	}
 	os.MkdirAll(h.auditDir, 0o700)
-	for path, rule := range map[string]string{h.auditDir: workspace.RuleState, filepath.Join(repo, ".git"): workspace.RuleGitDir, "/": workspace.RuleRoot} {
+	// A directory holding a repository or a control file: writable, the command would
+	// plant a hook or a task that the user's git or editor runs outside the sandbox.
+	nested := filepath.Join(t.TempDir(), "out")
+	os.MkdirAll(filepath.Join(nested, "deep", ".vscode"), 0o755)
+	for path, rule := range map[string]string{h.auditDir: workspace.RuleState, filepath.Join(repo, ".git"): workspace.RuleGitDir, "/": workspace.RuleRoot, repo: helperd.RuleExtraProtected, nested: helperd.RuleExtraProtected} {
 		res, _, _, err := h.run(t, helperclient.Operation{Command: "true", ExtraWritable: []string{path}}, approveAll)
 		if err != nil || res.Denied.GetRule() != rule {
 			t.Errorf("extra writable %s: %v %+v, want %s", path, err, res, rule)
 		}
+	}
+	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
+	h.run(t, helperclient.Operation{Command: "printf '#!/bin/sh\\ntouch pwned\\n' > " + hook, ExtraWritable: []string{repo}}, approveAll)
+	if _, err := os.Stat(hook); err == nil {
+		t.Fatalf("a command with the repository %s as extra writable path wrote its hook %s", repo, hook)
 	}
 }
 
@@ -265,5 +275,39 @@ func TestHelperPolicyAllow(t *testing.T) {
 	h.write(t, "src/other.sh", "echo other\n")
 	if _, _, _, err := h.run(t, helperclient.Operation{Command: "bash src/other.sh"}, nil); !errors.Is(err, helperclient.ErrNotApproved) {
 		t.Fatalf("other script: %v", err)
+	}
+}
+
+// TestPathNeverWritableByTheCommand: a caller PATH entry inside one of the profile's writable
+// roots beyond the workspace (the tool cache namespace: go install puts programs in its
+// go/bin) is left out of the command's PATH, so a program one command plants there is never
+// what a later command, one approved for network included, runs by name.
+func TestPathNeverWritableByTheCommand(t *testing.T) {
+	h := startUserHelper(t)
+	_, pl, _, err := h.run(t, helperclient.Operation{Command: "true"}, nil)
+	if err != nil || pl == nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var ns string
+	for _, w := range pl.Plan.Sandbox.WritableRoots {
+		if w != h.ws {
+			ns = w
+		}
+	}
+	if ns == "" {
+		t.Fatalf("no writable root beside the workspace: %v", pl.Plan.Sandbox.WritableRoots)
+	}
+	bin := filepath.Join(ns, "go", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := bin + ":/usr/bin:/bin"
+	res, _, text, err := h.run(t, helperclient.Operation{Command: "printf '#!/bin/sh\\necho planted\\n' > " + bin + "/planted && chmod +x " + bin + "/planted", Path: path}, approveAll)
+	if err != nil || res.Status() != 0 {
+		t.Fatalf("plant: %v %+v %q", err, res, text)
+	}
+	res, pl, text, err = h.run(t, helperclient.Operation{Command: "planted || echo none", Path: path}, approveAll)
+	if err != nil || strings.Contains(text, "planted\n") || strings.Contains(pl.Plan.Path, bin) {
+		t.Fatalf("the command ran a program planted in its own writable root: %v %q PATH %s", err, text, pl.Plan.Path)
 	}
 }

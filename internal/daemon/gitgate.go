@@ -19,26 +19,17 @@ const maxGatePaths = 64
 // gitGate is the root helper's verdict gate for git. The root helper runs commands as root
 // and unsandboxed, so a git it starts in a repository whose own configuration names a
 // program (a filter, a hook path, a pager, an fsmonitor …) would run that program as root.
-// For a command that may run git, gitGate checks the repository git would discover from the
-// cwd, the workspace and every literal path word of the command (so `git -C DIR` and
-// `cd DIR && git …` are covered), with gitsafe.CheckConfigAt, and denies the command with
-// the git tools' own rule, git.config-exec, naming the setting.
+// For every command, gitGate checks the repository git would discover from the cwd, the
+// workspace and every literal path word of the command (so `git -C DIR` and `cd DIR && git
+// …` are covered), with gitsafe.CheckConfigAt, and denies the command with the git tools'
+// own rule, git.config-exec, naming the setting. A repository that cannot be read as git
+// would is denied too.
 //
-// A command "may run git" when one of its words contains "git" after quote removal, or when
-// a word is only known at run time (a parameter or command substitution): fail closed, since
-// such a word can become git. A repository that cannot be read as git would is denied too.
+// Every command, not only those whose words look like git: any program can start git
+// (eval 'g\it …', sh -c "g\\it …", printf … | sh, python3 -c, perl -e, make, the go
+// command's version stamping), and no reading of the words can tell them all.
 func gitGate(v safety.Verdict, command string, ctx safety.Context) safety.Verdict {
-	words, dynamic, err := commandWords(command, ctx.Dialect)
-	mayRunGit := dynamic || err != nil
-	for _, w := range words {
-		if strings.Contains(w, "git") {
-			mayRunGit = true
-			break
-		}
-	}
-	if !mayRunGit {
-		return v
-	}
+	words := commandWords(command, ctx.Dialect)
 	for _, dir := range gateDirs(words, ctx) {
 		err := gitsafe.CheckConfigAt(dir)
 		if err == nil {
@@ -100,52 +91,47 @@ func gateDirs(words []string, ctx safety.Context) []string {
 	return out
 }
 
-// commandWords returns the words of command after quote removal, and reports whether any
-// word has a part only known at run time. A parse error is returned as it is.
-func commandWords(command string, dialect safety.Dialect) ([]string, bool, error) {
+// commandWords returns the words of command after quote removal (their literal parts), or
+// nil when command does not parse.
+func commandWords(command string, dialect safety.Dialect) []string {
 	lang := syntax.LangBash
 	if dialect == safety.POSIX {
 		lang = syntax.LangPOSIX
 	}
 	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(command), "")
 	if err != nil {
-		return nil, true, err
+		return nil
 	}
 	var words []string
-	dynamic := false
 	syntax.Walk(f, func(n syntax.Node) bool {
-		w, ok := n.(*syntax.Word)
-		if !ok {
-			return true
+		if w, ok := n.(*syntax.Word); ok {
+			words = append(words, literal(w.Parts, false))
 		}
-		s, lit := literal(w.Parts)
-		if !lit {
-			dynamic = true
-		}
-		words = append(words, s)
 		return true
 	})
-	return words, dynamic, nil
+	return words
 }
 
-// literal returns the value of word parts after quote removal, and false when a part is an
-// expansion whose value is only known at run time (its literal pieces are still returned).
-func literal(parts []syntax.WordPart) (string, bool) {
+// literal returns the value of word parts after quote removal; the parts only known at run
+// time (expansions) are left out. Unquoted literal text loses its backslashes (g\it is
+// git). quoted reports that parts lie inside double quotes.
+func literal(parts []syntax.WordPart, quoted bool) string {
 	var b strings.Builder
-	ok := true
 	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			b.WriteString(p.Value)
+			v := p.Value
+			if !quoted {
+				v = strings.ReplaceAll(v, "\\", "")
+			}
+			b.WriteString(v)
 		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
+			if !p.Dollar {
+				b.WriteString(p.Value)
+			}
 		case *syntax.DblQuoted:
-			s, lit := literal(p.Parts)
-			b.WriteString(s)
-			ok = ok && lit
-		default:
-			ok = false
+			b.WriteString(literal(p.Parts, true))
 		}
 	}
-	return b.String(), ok
+	return b.String()
 }

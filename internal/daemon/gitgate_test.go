@@ -47,10 +47,11 @@ func startRoot(t *testing.T) *helperclient.Client {
 	return c
 }
 
-// TestRootGitConfigExec: the root helper refuses a git command in a repository whose own
-// configuration starts a program, with the git tools' rule (git.config-exec), whether git is
-// reached through the cwd, -C, cd or a word only known at run time; in a plain repository
-// git runs. The program never runs.
+// TestRootGitConfigExec: the root helper refuses a command in (or naming) a repository whose
+// own configuration starts a program, with the git tools' rule (git.config-exec), whether
+// git is reached through the cwd, -C, cd, a word only known at run time, or a program that
+// starts git itself (eval, sh -c, perl); in a plain repository git runs. The program never
+// runs.
 func TestRootGitConfigExec(t *testing.T) {
 	testenv.RequireTool(t, "git")
 	c := startRoot(t)
@@ -94,8 +95,21 @@ func TestRootGitConfigExec(t *testing.T) {
 		{"quoted git", "'g'\"it\" add a.txt", bad, true},
 		{"git from a variable", "g=git; $g add a.txt", bad, true},
 		{"env wrapper", "env git add a.txt", bad, true},
+		{"backslash in the name", "g\\it add a.txt", bad, true},
+		{"glob for the name", "/usr/bin/gi? add a.txt", bad, true},
+		{"bracket glob", "/usr/bin/g[i]t add a.txt", bad, true},
+		{"brace expansion", "/usr/bin/{g,}it add a.txt", bad, true},
+		{"ANSI-C quoting", "$'\\x67it' add a.txt", bad, true},
+		// Any program can start git: no reading of the words tells them all.
+		{"eval of a quoted name", `eval "gi''t add a.txt"`, bad, true},
+		{"eval with a backslash", `eval 'g\it add a.txt'`, bad, true},
+		{"printed into a shell", `printf 'g%s' 'it add a.txt' | sh`, bad, true},
+		{"shell of a quoted name", `sh -c "gi''t add a.txt"`, bad, true},
+		{"here string into bash", `bash <<< "gi''t add a.txt"`, bad, true},
+		{"perl", `perl -e 'system("g"."it","add","a.txt")'`, bad, true},
+		{"a path word naming the repository", "ls " + bad, "/", true},
 		{"a plain repository", "git add a.txt && git status --short", good, false},
-		{"no git at all", "ls a.txt", bad, false},
+		{"no repository", "ls " + dir, dir, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

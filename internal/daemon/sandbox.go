@@ -194,6 +194,6 @@ func newSandbox(launcher string, host sandboxHost) (execrun.Runner, func(safety.
 			hide = append(hide, h)
 		}
 	}
-	r := sandbox.Runner{Launcher: launcher, Getenv: host.getenv, Hide: hide, AllowUnconfined: !f.Confines()}
+	r := sandbox.Runner{Launcher: launcher, Getenv: host.getenv, Hide: hide, AllowUnconfined: !f.Confines(), Cache: sandbox.NewProfileCache()}
 	return sandboxRunner{r: r, f: f, cache: &profileCache{m: map[string]cachedProfile{}}, post: &postRuns{m: map[*exec.Cmd]sandbox.PostRun{}}}, gate, f, nil
 }

@@ -32,9 +32,12 @@ const (
 	DefaultMaxConnsPerUID = 64
 	// DefaultMaxCallsPerUID is above DefaultMaxConcurrent, so that an owner's commands
 	// waiting for a slot are not refused.
-	DefaultMaxCallsPerUID  = 2 * DefaultMaxConcurrent
-	DefaultCallRate        = 100 // calls per second
-	DefaultCallBurst       = 500
+	DefaultMaxCallsPerUID = 2 * DefaultMaxConcurrent
+	// DefaultCallRate is above what one owner needs at full speed (one command is two
+	// calls, Plan and Exec; the goal is 1,000 commands/s from 32 clients): the rate limit
+	// keeps one uid from taking the helper from the others, not the owner from working.
+	DefaultCallRate        = 4000 // calls per second
+	DefaultCallBurst       = 8000
 	DefaultRefusalInterval = 10 * time.Second
 	// maxRefusalKeys bounds the (uid, rule) pairs the refusal summarizer tracks; beyond it
 	// refusals share one key, so memory stays bounded however many uids call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,6 +133,20 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 		if sb, finalEnv, spec.Prepared, err = pl.Plan(spec); err != nil {
 			return nil, &helperv1.Denied{Rule: RuleRunnerFailed, Reason: "the helper cannot build the sandbox profile: " + err.Error()}
 		}
+		// No PATH entry the command itself may write: the profile's writable roots hold
+		// more than the workspace and the extra writable paths (the tool cache namespace,
+		// whose go/bin is where go install puts programs), and a program planted there
+		// by one command would be run by the next, also one a person approved for network.
+		if p := envValue(spec.Env, "PATH"); p != "" {
+			kept := p
+			for _, w := range sb.WritableRoots {
+				kept = dropWithin(kept, w)
+			}
+			if kept != p {
+				spec.Env = setEnv(spec.Env, "PATH", kept)
+				finalEnv = setEnv(finalEnv, "PATH", kept)
+			}
+		}
 	}
 	finalEnv = slices.Clone(finalEnv)
 	slices.Sort(finalEnv)
@@ -142,6 +157,18 @@ func (s *Server) planOf(c peercred.Creds, op operation) (*planned, *helperv1.Den
 		TimeoutMs: uint32(s.timeout(op.timeoutMs) / time.Millisecond),
 	}
 	return &planned{plan: plan, digest: plan.Digest(), outcome: permission.Decide(mode, plan), spec: spec}, nil
+}
+
+// setEnv returns a copy of env (NAME=value entries) with name's value set to value.
+func setEnv(env []string, name, value string) []string {
+	out := slices.Clone(env)
+	for i, kv := range out {
+		if strings.HasPrefix(kv, name+"=") {
+			out[i] = name + "=" + value
+			return out
+		}
+	}
+	return append(out, name+"="+value)
 }
 
 // envValue returns the value of name in env (NAME=value entries), or "".
@@ -251,12 +278,54 @@ func (s *Server) resolveExtraWritable(c peercred.Creds, d dirs, paths []string) 
 		if err := workspace.Validate(r, v); err != nil {
 			return nil, workspaceDenied("extra writable path", err)
 		}
+		if found, err := holdsProtected(r); err != nil || found != "" {
+			reason := fmt.Sprintf("extra writable path %s holds %s: Git metadata and agent or editor control files stay read-only, and an extra writable path has no protected paths inside it; approve a directory without them (a build or output directory)", r, found)
+			if err != nil {
+				reason = fmt.Sprintf("extra writable path %s cannot be checked for Git metadata and control files: %v", r, err)
+			}
+			return nil, &helperv1.Denied{Rule: RuleExtraProtected, Reason: reason}
+		}
 		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// RuleExtraProtected is the rule id of an extra writable path that holds Git metadata or an
+// agent or editor control file (wsfs.ProtectedComponent), or that is too large to check.
+const RuleExtraProtected = "write.extra-protected"
+
+// maxExtraEntries bounds how many entries holdsProtected looks at.
+const maxExtraEntries = 20000
+
+// holdsProtected returns the path of the first entry below dir (symbolic links not
+// followed) whose name the file tools never write (".git", ".vscode", ".mcp.json", …: see
+// wsfs.ProtectedComponent), or "" when there is none. The sandbox keeps these read-only in
+// the workspace only; made writable through an extra writable path, a .git/hooks or a
+// .vscode/tasks.json there would make the user's git or editor run what the command wrote.
+// A directory with more than maxExtraEntries entries is an error (fail closed).
+func holdsProtected(dir string) (string, error) {
+	n := 0
+	found := ""
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if n++; n > maxExtraEntries {
+			return fmt.Errorf("more than %d entries", maxExtraEntries)
+		}
+		if _, ok := wsfs.ProtectedComponent(e.Name()); ok {
+			found = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found, err
 }
 
 // Plan returns the helper's projection of one operation: see the Helper service in

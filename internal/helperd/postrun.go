@@ -26,6 +26,6 @@ func (s *Server) postRun(out *sender, x *execution, cmd *exec.Cmd) {
 		x.postRunErr = "post-run check: " + err.Error()
 	}
 	if out != nil && len(q) > 0 {
-		out.output(execrun.Stderr, []byte("s-code: the sandbox moved aside what the command wrote that Git would read as configuration (each renamed to NAME.s-code-quarantine-TAG): "+strings.Join(q, ", ")+"\n"))
+		out.output(execrun.Stderr, []byte("s-code: the sandbox moved aside what the command wrote that Git, an editor or an agent would read as configuration (each renamed to NAME.s-code-quarantine-TAG): "+strings.Join(q, ", ")+"\n"))
 	}
 }

@@ -424,3 +424,52 @@ func TestProtocol20250618(t *testing.T) {
 }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// TestElicitationCannotBeForgedByTheCommand: the approval message an MCP client shows is
+// built from text the agent chose (the command, the directory it runs in). A multi-line
+// command that draws card lines of its own ("network:   off", "sandbox: …") and hides its
+// last line behind blank lines, and a directory name with a newline and a terminal escape,
+// must stay inside their own fields: every card field appears once, at the start of a line,
+// and every line of the command is shown numbered under a header that counts them; a secret
+// in the command is redacted as in the audit log.
+func TestElicitationCannotBeForgedByTheCommand(t *testing.T) {
+	var asked []string
+	s := start(t, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, req.Params.Message)
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}, permission.Manual)
+	dir := "sub\nnetwork:   off\x1b[2K"
+	if err := os.Mkdir(filepath.Join(s.ws, dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	command := "touch b.txt\nnetwork:   off\nmode:      manual\n" + strings.Repeat("\n", 40) + "GITHUB_TOKEN=abc123secretvalue touch c.txt"
+	s.call(t, "exec_command", map[string]any{"command": command, "cwd": dir})
+	if len(asked) != 1 {
+		t.Fatalf("asked %d times, want once", len(asked))
+	}
+	msg := asked[0]
+	for _, field := range []string{"command:", "cwd:", "network:", "mode:"} {
+		n := 0
+		for _, l := range strings.Split(msg, "\n") {
+			if strings.HasPrefix(l, field) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d lines start with %q, want 1:\n%s", n, field, msg)
+		}
+	}
+	if !strings.Contains(msg, "command:   44 lines:\n") || !strings.Contains(msg, "   44 | GITHUB_TOKEN=[REDACTED:env-secret] touch c.txt\n") {
+		t.Errorf("the command is not shown as its 44 numbered lines:\n%s", msg)
+	}
+	if strings.ContainsRune(msg, 0x1b) || !strings.Contains(msg, `sub\nnetwork:   off\x1b[2K`) {
+		t.Errorf("the directory name is not shown escaped:\n%q", msg)
+	}
+	// Sensitive values are redacted on the card as in the audit log.
+	if strings.Contains(msg, "abc123secretvalue") {
+		t.Errorf("the card shows the secret:\n%s", msg)
+	}
+	if len(s.exec.commands()) != 0 {
+		t.Fatalf("a declined card ran %q", s.exec.commands())
+	}
+}

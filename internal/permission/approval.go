@@ -79,7 +79,8 @@ type issued struct {
 }
 
 // NewNonces returns a nonce store whose nonces live ttl (0: DefaultTTL) and which holds at
-// most max of them (0: 4096); beyond that the one closest to expiry is forgotten first.
+// most max of them (0: 4096); beyond that, of the uid holding the most, the one closest to
+// expiry is forgotten first.
 func NewNonces(ttl time.Duration, max int) *Nonces {
 	if ttl <= 0 {
 		ttl = DefaultTTL
@@ -104,9 +105,21 @@ func (n *Nonces) Issue(digest string, uid uint32, now time.Time) (string, time.T
 	defer n.mu.Unlock()
 	n.pruneLocked(now)
 	if len(n.issued) >= n.max {
+		// Forget a nonce of the uid that holds the most, so that one caller issuing plans
+		// in a loop (the root helper admits several users) forgets its own approvals,
+		// never another uid's pending one.
+		held := map[uint32]int{}
+		for _, e := range n.issued {
+			held[e.uid]++
+		}
 		var oldest string
 		for k, e := range n.issued {
-			if oldest == "" || e.expires.Before(n.issued[oldest].expires) {
+			if oldest == "" {
+				oldest = k
+				continue
+			}
+			o := n.issued[oldest]
+			if held[e.uid] > held[o.uid] || held[e.uid] == held[o.uid] && e.expires.Before(o.expires) {
 				oldest = k
 			}
 		}

@@ -247,6 +247,21 @@ func TestNoncesBounded(t *testing.T) {
 	}
 }
 
+// TestNoncesFloodForgetsOnlyTheFlooder: a uid that issues plans in a loop (the root helper
+// admits several users) fills the store with its own nonces; the bound then forgets its
+// nonces, never another uid's pending approval.
+func TestNoncesFloodForgetsOnlyTheFlooder(t *testing.T) {
+	now := time.Now()
+	n := permission.NewNonces(time.Minute, 8)
+	victim, _ := n.Issue("a", 1000, now)
+	for i := 0; i < 100; i++ {
+		n.Issue("b", 2000, now.Add(time.Duration(i+1)*time.Millisecond))
+	}
+	if err := n.Redeem(permission.Approval{Digest: "a", Nonce: victim, Channel: permission.ChannelTerminal}, "a", 1000, now.Add(time.Second)); err != nil {
+		t.Fatalf("uid 1000's pending approval after uid 2000 issued 100 plans: %v, want it redeemed", err)
+	}
+}
+
 func TestParseMode(t *testing.T) {
 	for _, m := range permission.Modes {
 		got, err := permission.ParseMode(m.String())

@@ -7,7 +7,7 @@ import (
 
 // markerWords are substrings that may start a pattern; words holding one are left out of the
 // surrounding text of FuzzKeepsWords, so that only the planted secret is a secret.
-var markerWords = []string{"pass", "pwd", "token", "secret", "key", "bearer", "://", "akia", "asia", "gh", "glpat", "xox", "private", "reg-"}
+var markerWords = []string{"pass", "pwd", "token", "secret", "key", "bearer", "://", "akia", "asia", "gh", "glpat", "xox", "private", "reg-", "authorization"}
 
 // words returns the fuzzer's text as plain words: letters, digits and . / _ , + - only,
 // without pattern markers.
@@ -46,6 +46,10 @@ var secretForms = []func(body string) string{
 	},
 	func(b string) string { return `token="` + b },
 	func(b string) string { return `api_key: '` + b + `'` },
+	func(b string) string { return "GITHUB_TOKEN=" + b },
+	func(b string) string { return "export PGPASSWORD=" + b },
+	func(b string) string { return "'Authorization: Basic " + b + "'" },
+	func(b string) string { return "-u admin:" + b },
 }
 
 // FuzzKeepsWords: a command made of plain words around one planted secret comes out with the
@@ -103,10 +107,13 @@ func FuzzString(f *testing.F) {
 		}
 		lower := strings.ToLower(s)
 		clean := true
-		for _, p := range patterns {
+		for _, p := range patterns() {
 			for _, m := range p.marker {
 				clean = clean && !strings.Contains(lower, m)
 			}
+		}
+		for _, w := range secretEnvWords {
+			clean = clean && !(strings.Contains(s, "=") && strings.Contains(strings.ToUpper(s), w))
 		}
 		if clean && !strings.Contains(s, "reg-value-1234") && out != s {
 			t.Fatalf("String changed text without a secret: %q -> %q", s, out)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // MinSecretLen is the shortest registered secret value New accepts, in bytes: shorter values
@@ -40,22 +41,37 @@ const value = `("[^"]*"|'[^']*'|"[^"\s]*|'[^'\s]*|[^\s&;|<>()'"]+)`
 
 // patterns are the secrets found by shape. Sources: the formats GitHub, GitLab, Slack and
 // AWS document for their credentials, RFC 7468 (PEM private keys), RFC 6750 (bearer tokens),
-// RFC 3986 userinfo.
-var patterns = []pattern{
-	// A whole PEM block when its END line is there; else the BEGIN line and the base64
-	// body after it (letters, digits, + / =, line breaks, and \n escapes), which ends at
-	// the first other byte (a quote, a space, a redirection).
-	{"private-key", []string{"private key-----"}, regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:(?s:.*?)-----END[A-Z0-9 ]*PRIVATE KEY-----|(?:[A-Za-z0-9+/=\r\n]|\\[nr])*)`), "[REDACTED:private-key]"},
-	{"aws-access-key", []string{"akia", "asia"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "[REDACTED:aws-access-key]"},
-	{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), "[REDACTED:github-token]"},
-	{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), "[REDACTED:github-token]"},
-	{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), "[REDACTED:gitlab-token]"},
-	{"slack-token", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{8,}`), "[REDACTED:slack-token]"},
-	{"bearer", []string{"bearer"}, regexp.MustCompile(`(?i)\b(bearer[ \t]+)[A-Za-z0-9._~+/=-]{6,}`), "${1}" + Mark},
-	{"url-password", []string{"://"}, regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]*:)[^/\s@'"]+@`), "${1}" + Mark + "@"},
-	{"assignment", []string{"pass", "pwd", "token", "secret", "key"}, regexp.MustCompile(`(?i)\b((?:--?)?(?:password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token)[ \t]*[=:][ \t]*)` + value), "${1}" + Mark},
-	{"password-flag", []string{"--pass", "--token", "--secret"}, regexp.MustCompile(`(?i)(--(?:password|passwd|token|secret)[ \t]+)` + value), "${1}" + Mark},
-}
+// RFC 3986 userinfo. They are compiled on first use (compiling them is about a million
+// instructions, which every s-code process would otherwise pay at start, `s-code version`
+// included).
+var patterns = sync.OnceValue(func() []pattern {
+	return []pattern{
+		// A whole PEM block when its END line is there; else the BEGIN line and the base64
+		// body after it (letters, digits, + / =, line breaks, and \n escapes), which ends at
+		// the first other byte (a quote, a space, a redirection).
+		{"private-key", []string{"private key-----"}, regexp.MustCompile(`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:(?s:.*?)-----END[A-Z0-9 ]*PRIVATE KEY-----|(?:[A-Za-z0-9+/=\r\n]|\\[nr])*)`), "[REDACTED:private-key]"},
+		{"aws-access-key", []string{"akia", "asia"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), "[REDACTED:aws-access-key]"},
+		{"github-token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{20,}`), "[REDACTED:github-token]"},
+		{"github-pat", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{20,}`), "[REDACTED:github-token]"},
+		{"gitlab-token", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`), "[REDACTED:gitlab-token]"},
+		{"slack-token", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{8,}`), "[REDACTED:slack-token]"},
+		{"bearer", []string{"bearer"}, regexp.MustCompile(`(?i)\b(bearer[ \t]+)[A-Za-z0-9._~+/=-]{6,}`), "${1}" + Mark},
+		{"url-password", []string{"://"}, regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@'"]*:)[^/\s@'"]+@`), "${1}" + Mark + "@"},
+		{"assignment", []string{"pass", "pwd", "token", "secret", "key"}, regexp.MustCompile(`(?i)\b((?:--?)?(?:password|passwd|passphrase|pwd|token|secret|api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token)[ \t]*[=:][ \t]*)` + value), "${1}" + Mark},
+		{"password-flag", []string{"--pass", "--token", "--secret"}, regexp.MustCompile(`(?i)(--(?:password|passwd|token|secret)[ \t]+)` + value), "${1}" + Mark},
+		// An HTTP Authorization header: the credentials after the scheme (Basic, Token, Digest
+		// …; RFC 9110 11.6.2). Bearer is the pattern above.
+		{"authorization", []string{"authorization"}, regexp.MustCompile(`(?i)\b(authorization[ \t]*:[ \t]*[A-Za-z][A-Za-z0-9_-]*[ \t]+)[^\s'"]+`), "${1}" + Mark},
+		// curl's and wget's user:password (-u, --user, --proxy-user): the password.
+		{"user-password", []string{"-u", "--user", "--proxy-user"}, regexp.MustCompile(`(^|[ \t])((?:-u|--user|--proxy-user)(?:[ \t]+|=)?['"]?[^\s:'"@]+:)[^\s'"]+`), "${1}${2}" + Mark},
+	}
+})
+
+// shellAssignment is a NAME=value word (a shell assignment, export NAME=value, env
+// NAME=value): its value is a secret when the name says so (SecretName), as for the
+// environment (EnvPair). \b alone would not do: GITHUB_TOKEN holds no word boundary
+// before TOKEN, so the assignment pattern misses it.
+var shellAssignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=` + value)
 
 // Redactor replaces secrets in text: registered exact values and the secrets found by
 // shape. Its methods are safe for concurrent use. The zero value redacts by shape only.
@@ -91,7 +107,7 @@ func (r *Redactor) String(s string) string {
 		}
 	}
 	lower := strings.ToLower(s)
-	for _, p := range patterns {
+	for _, p := range patterns() {
 		hit := false
 		for _, m := range p.marker {
 			if strings.Contains(lower, m) {
@@ -103,6 +119,16 @@ func (r *Redactor) String(s string) string {
 			s = p.re.ReplaceAllString(s, p.repl)
 			lower = strings.ToLower(s)
 		}
+	}
+	if strings.IndexByte(s, '=') >= 0 {
+		s = shellAssignment.ReplaceAllStringFunc(s, func(m string) string {
+			i := strings.IndexByte(m, '=')
+			name := strings.TrimLeft(m[:i], " \t\n\r;&|(")
+			if !SecretName(name) || strings.HasPrefix(m[i+1:], "[REDACTED") {
+				return m
+			}
+			return m[:i+1] + MarkEnvSecret
+		})
 	}
 	return s
 }

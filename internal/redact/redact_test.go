@@ -34,6 +34,18 @@ func TestString(t *testing.T) {
 		{"password flag with space", "tool --password hunter22 run", []string{"hunter22"}, "tool --password [REDACTED] run"},
 		{"password flag quoted", "tool --password 'hun ter' run", []string{"hun ter"}, "tool --password [REDACTED] run"},
 		{"registered secret", "echo my-registered-secret-value done", []string{"my-registered-secret-value"}, "echo [REDACTED:registered] done"},
+		// Assignments whose name says secret, as the environment is redacted (EnvPair): the
+		// name holds no word boundary before TOKEN or PASSWORD.
+		{"secret variable assignment", "GITHUB_TOKEN=abc123secretvalue git push origin main", []string{"abc123secretvalue"}, "GITHUB_TOKEN=[REDACTED:env-secret] git push origin main"},
+		{"exported password", "export PGPASSWORD=hunter2hunter2 && psql -h db", []string{"hunter2hunter2"}, "export PGPASSWORD=[REDACTED:env-secret] && psql -h db"},
+		{"aws secret key", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG aws s3 ls", []string{"wJalrXUtnFEMI"}, "AWS_SECRET_ACCESS_KEY=[REDACTED:env-secret] aws s3 ls"},
+		{"env wrapper, quoted", `env DB_PASSWORD="a b c" ./run; echo ok`, []string{"a b c"}, "env DB_PASSWORD=[REDACTED:env-secret] ./run; echo ok"},
+		{"basic authorization", "curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' https://x", []string{"dXNlcjpwYXNzd29yZA"}, "curl -H 'Authorization: Basic [REDACTED]' https://x"},
+		{"token authorization", `curl -H "Authorization: token ghp_short" x`, []string{"ghp_short"}, `curl -H "Authorization: token [REDACTED]" x`},
+		{"curl user password", "curl -u admin:s3cr3tpass https://x -o out", []string{"s3cr3tpass"}, "curl -u admin:[REDACTED] https://x -o out"},
+		{"curl --user=", "curl --user=admin:s3cr3tpass https://x", []string{"s3cr3tpass"}, "curl --user=admin:[REDACTED] https://x"},
+		{"not a secret name", "FOO=bar LANG=C make -j4", nil, "FOO=bar LANG=C make -j4"},
+		{"git push -u keeps its words", "git push -u origin HEAD:main", nil, "git push -u origin HEAD:main"},
 		{"nothing secret", "ls -la /tmp && echo monkey=banana", nil, "ls -la /tmp && echo monkey=banana"},
 		{"assignment does not cross a line", "password=\nnext line", nil, "password=\nnext line"},
 	}

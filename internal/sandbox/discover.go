@@ -14,6 +14,17 @@ import (
 // toolchain and runtime roots and devices that exist on this machine. getenv reads the
 // environment (os.Getenv in production). It reads the file system but changes nothing.
 func Discover(getenv func(string) string, dir string) (Host, error) {
+	return discover(getenv, dir, namespaceProbes{mount: MountNamespaceUsable, pid: PIDNamespaceUsable})
+}
+
+// namespaceProbes are MountNamespaceUsable and PIDNamespaceUsable, or a ProfileCache's
+// reuse of their answers.
+type namespaceProbes struct {
+	mount, pid func() error
+}
+
+// discover is Discover with the namespace probes given.
+func discover(getenv func(string) string, dir string, probes namespaceProbes) (Host, error) {
 	var h Host
 	h.Home = getenv("HOME")
 	if h.Home == "" || !filepath.IsAbs(h.Home) {
@@ -63,8 +74,8 @@ func Discover(getenv func(string) string, dir string) (Host, error) {
 	h.Devices = existing(defaultDevices())
 	h.SystemDenied = SystemDeniedPaths()
 	h.StateDirs = existing(stateDirCandidates(getenv, h.Home))
-	h.MountNamespace = MountNamespaceUsable() == nil
-	h.PIDNamespace = PIDNamespaceUsable() == nil
+	h.MountNamespace = probes.mount() == nil
+	h.PIDNamespace = probes.pid() == nil
 	return h, nil
 }
 

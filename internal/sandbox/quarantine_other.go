@@ -21,3 +21,11 @@ func Since(string) (time.Time, error) { return time.Time{}, errors.ErrUnsupporte
 
 // QuarantineGit returns errors.ErrUnsupported: there is no sandbox on this system.
 func QuarantineGit(string, time.Time, string) ([]string, error) { return nil, errors.ErrUnsupported }
+
+// Quarantine returns errors.ErrUnsupported: there is no sandbox on this system.
+func Quarantine(string, time.Time, string) ([]string, error) { return nil, errors.ErrUnsupported }
+
+// QuarantineControl returns errors.ErrUnsupported: there is no sandbox on this system.
+func QuarantineControl(string, time.Time, string) ([]string, error) {
+	return nil, errors.ErrUnsupported
+}

@@ -30,6 +30,10 @@ type Runner struct {
 	// Set it only when every verdict is gated by GateVerdict, so that on such a machine each
 	// command reaching the runner was approved by a person who saw why.
 	AllowUnconfined bool
+	// Cache, when set, reuses the profile and the namespace probes between commands while
+	// what they depend on is unchanged (see ProfileCache); nil computes both for every
+	// command.
+	Cache *ProfileCache
 }
 
 // Command returns the exec.Cmd that runs path with args (args[0] is the program name) in
@@ -58,12 +62,21 @@ func (r Runner) Profile(workspace string, network bool, extraWritable, env []str
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	h, err := Discover(getenv, workspace)
+	probes := namespaceProbes{mount: MountNamespaceUsable, pid: PIDNamespaceUsable}
+	if r.Cache != nil {
+		probes = r.Cache.probes()
+	}
+	h, err := discover(getenv, workspace, probes)
 	if err != nil {
 		return Profile{}, err
 	}
 	h.StateDirs = append(h.StateDirs, existing(r.Hide)...)
-	p, err := NewProfile(h, network)
+	var p Profile
+	if r.Cache != nil {
+		p, err = r.Cache.profile(h, network)
+	} else {
+		p, err = NewProfile(h, network)
+	}
 	if err != nil {
 		return Profile{}, err
 	}
@@ -105,7 +118,7 @@ func (r Runner) CommandFor(ctx context.Context, p Profile, dir, path string, arg
 	return cmd, nil
 }
 
-// PostRun is the post-run check of one command: QuarantineGit of its workspace with the
+// PostRun is the post-run check of one command: Quarantine of its workspace with the
 // mark taken just before it started. Run it once no process of the command is left (with
 // the profile's PID namespace: once the launcher has ended).
 type PostRun struct {
@@ -117,9 +130,9 @@ type PostRun struct {
 	Tag string
 }
 
-// Run quarantines what the command left in the workspace's Git directories and returns the
-// workspace-relative paths moved aside (see QuarantineGit).
-func (c PostRun) Run() ([]string, error) { return QuarantineGit(c.Workspace, c.Since, c.Tag) }
+// Run quarantines what the command left in the workspace's Git directories and control
+// files and returns the workspace-relative paths moved aside (see Quarantine).
+func (c PostRun) Run() ([]string, error) { return Quarantine(c.Workspace, c.Since, c.Tag) }
 
 // CheckedCommandFor is CommandFor that also returns the command's post-run check, with its
 // mark taken after everything CommandFor prepares (the cache namespace, the Git

@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/s-code-dev/s-code/audit"
 	"github.com/s-code-dev/s-code/internal/permission"
+	"github.com/s-code-dev/s-code/internal/redact"
 	"github.com/s-code-dev/s-code/internal/sandbox"
 	"github.com/s-code-dev/s-code/safety"
 )
@@ -80,35 +82,51 @@ type SandboxSummary struct {
 	Network        bool     `json:"network"`
 }
 
-// Text renders the card as the lines a person reads.
+// Text renders the card as the lines a person reads. Every value is redacted as the audit
+// log redacts it and shown with its visible escapes (audit.RedactText: control characters,
+// invisible and bidirectional Unicode, invalid UTF-8), and a command of more than one line
+// is shown as numbered, indented lines under a header that gives their count, so that text
+// chosen by the agent (a command, a directory name, a finding quoting them) can neither
+// hide what runs nor draw card lines of its own ("network:   off" on a line of the command
+// stays inside the command's block).
 func (c *Card) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", c.Title)
+	show := audit.RedactText
+	fmt.Fprintf(&b, "%s\n", show(c.Title))
 	if c.Server != "" {
-		fmt.Fprintf(&b, "server:    %s\n", c.Server)
+		fmt.Fprintf(&b, "server:    %s\n", show(c.Server))
 	}
 	if c.Tool != "" {
-		fmt.Fprintf(&b, "tool:      %s\n", c.Tool)
+		fmt.Fprintf(&b, "tool:      %s\n", show(c.Tool))
 	}
 	if c.Arguments != "" {
-		fmt.Fprintf(&b, "arguments: %s\n", c.Arguments)
+		fmt.Fprintf(&b, "arguments: %s\n", show(c.Arguments))
 	}
 	if c.HostCommand != "" {
-		fmt.Fprintf(&b, "runs:      %s\n", c.HostCommand)
+		fmt.Fprintf(&b, "runs:      %s\n", show(c.HostCommand))
 		if c.Command == "" && c.Cwd != "" {
-			fmt.Fprintf(&b, "in:        %s\n", c.Cwd)
+			fmt.Fprintf(&b, "in:        %s\n", show(c.Cwd))
 		}
 	}
 	if c.Authority != "" {
 		fmt.Fprintf(&b, "authority: %s\n", c.Authority)
 	}
 	if c.Command != "" {
-		fmt.Fprintf(&b, "command:   %s\n", c.Command)
-		fmt.Fprintf(&b, "cwd:       %s\n", c.Cwd)
+		var r *redact.Redactor // redaction by shape, before the lines are split
+		lines := strings.Split(r.String(c.Command), "\n")
+		if len(lines) == 1 {
+			fmt.Fprintf(&b, "command:   %s\n", show(c.Command))
+		} else {
+			fmt.Fprintf(&b, "command:   %d lines:\n", len(lines))
+			for i, l := range lines {
+				fmt.Fprintf(&b, "  %3d | %s\n", i+1, audit.Escape(l))
+			}
+		}
+		fmt.Fprintf(&b, "cwd:       %s\n", show(c.Cwd))
 	}
-	fmt.Fprintf(&b, "workspace: %s\n", c.Workspace)
+	fmt.Fprintf(&b, "workspace: %s\n", show(c.Workspace))
 	for _, p := range c.Paths {
-		fmt.Fprintf(&b, "file:      %s\n", p)
+		fmt.Fprintf(&b, "file:      %s\n", show(p))
 	}
 	if c.Command != "" {
 		net := "off"
@@ -119,20 +137,24 @@ func (c *Card) Text() string {
 	}
 	if s := c.Sandbox; s != nil {
 		if s.Confined {
-			fmt.Fprintf(&b, "sandbox:   confined; writable: %s; denied: %d paths; protected: %d paths\n", strings.Join(s.WritableRoots, ", "), len(s.DeniedPaths), len(s.ProtectedPaths))
+			roots := make([]string, len(s.WritableRoots))
+			for i, r := range s.WritableRoots {
+				roots[i] = show(r)
+			}
+			fmt.Fprintf(&b, "sandbox:   confined; writable: %s; denied: %d paths; protected: %d paths\n", strings.Join(roots, ", "), len(s.DeniedPaths), len(s.ProtectedPaths))
 		} else {
-			fmt.Fprintf(&b, "sandbox:   NOT CONFINED: %s\n", s.Reason)
+			fmt.Fprintf(&b, "sandbox:   NOT CONFINED: %s\n", show(s.Reason))
 		}
 	}
-	fmt.Fprintf(&b, "mode:      %s\n", c.Mode)
+	fmt.Fprintf(&b, "mode:      %s\n", show(c.Mode))
 	if c.Digest != "" {
-		fmt.Fprintf(&b, "plan:      %s\n", c.Digest)
+		fmt.Fprintf(&b, "plan:      %s\n", show(c.Digest))
 	}
 	if len(c.Rules) > 0 {
-		fmt.Fprintf(&b, "needs:     %s: %s\n", strings.Join(c.Rules, ", "), c.Reason)
+		fmt.Fprintf(&b, "needs:     %s: %s\n", show(strings.Join(c.Rules, ", ")), show(c.Reason))
 	}
 	for _, f := range c.Findings {
-		fmt.Fprintf(&b, "%s %s: %s\n", f.Decision, f.Rule, f.Message)
+		fmt.Fprintf(&b, "%s %s: %s\n", f.Decision, show(f.Rule), show(f.Message))
 	}
 	return b.String()
 }

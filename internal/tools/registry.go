@@ -59,31 +59,62 @@ type Spec[In, Out any] struct {
 
 type tool[In, Out any] struct {
 	spec      Spec[In, Out]
-	in, out   *jsonschema.Schema
 	summaryOr string
+
+	schemas sync.Once // generates in and out
+	in, out *jsonschema.Schema
+	err     error
 }
 
 // New returns the Tool that spec defines. It returns an error when the name is empty, Call
 // is nil or a schema cannot be generated from In or Out.
 func New[In, Out any](spec Spec[In, Out]) (Tool, error) {
+	t, err := newTool(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.loadSchemas(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func newTool[In, Out any](spec Spec[In, Out]) (*tool[In, Out], error) {
 	if spec.Name == "" || spec.Call == nil {
 		return nil, errors.New("tools.New: a tool needs a name and a Call")
 	}
-	t := &tool[In, Out]{spec: spec, in: spec.Input}
-	var err error
-	if t.in == nil {
-		if t.in, err = schemaFor[In](); err != nil {
-			return nil, fmt.Errorf("tool %s: input schema: %w", spec.Name, err)
-		}
-	}
-	if t.out, err = schemaFor[Out](); err != nil {
-		return nil, fmt.Errorf("tool %s: output schema: %w", spec.Name, err)
-	}
+	t := &tool[In, Out]{spec: spec}
 	t.summaryOr = spec.Summary
 	if t.summaryOr == "" {
 		t.summaryOr = firstSentence(spec.Description)
 	}
 	return t, nil
+}
+
+// loadSchemas generates the input and output schemas once and returns the error of that
+// one generation.
+func (t *tool[In, Out]) loadSchemas() error {
+	t.schemas.Do(func() {
+		t.in = t.spec.Input
+		if t.in == nil {
+			if t.in, t.err = schemaFor[In](); t.err != nil {
+				t.err = fmt.Errorf("tool %s: input schema: %w", t.spec.Name, t.err)
+				return
+			}
+		}
+		if t.out, t.err = schemaFor[Out](); t.err != nil {
+			t.err = fmt.Errorf("tool %s: output schema: %w", t.spec.Name, t.err)
+		}
+	})
+	return t.err
+}
+
+// mustSchemas is loadSchemas for a tool made by Must: a schema that cannot be generated is
+// a programming error (TestBuiltinSchemas generates every built-in tool's).
+func (t *tool[In, Out]) mustSchemas() {
+	if err := t.loadSchemas(); err != nil {
+		panic(err)
+	}
 }
 
 // typeSchemas are the schemas of types whose JSON form is not what their Go kind says
@@ -99,9 +130,12 @@ func schemaFor[T any]() (*jsonschema.Schema, error) {
 	return jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
 }
 
-// Must is New that panics on error, for the built-in tool list (a programming error).
+// Must is New that panics on error, for the built-in tool list (a programming error). It
+// generates the schemas on first use, not when called: the built-in tools are package
+// variables, and generating their schemas at package initialisation cost every s-code
+// process about 2 million instructions, `s-code version` and `s-code run` included.
 func Must[In, Out any](spec Spec[In, Out]) Tool {
-	t, err := New(spec)
+	t, err := newTool(spec)
 	if err != nil {
 		panic(err)
 	}
@@ -113,8 +147,8 @@ func (t *tool[In, Out]) Description() string              { return t.spec.Descri
 func (t *tool[In, Out]) Summary() string                  { return t.summaryOr }
 func (t *tool[In, Out]) ReadOnly() bool                   { return t.spec.ReadOnly }
 func (t *tool[In, Out]) Deferred() bool                   { return t.spec.Deferred }
-func (t *tool[In, Out]) InputSchema() *jsonschema.Schema  { return t.in }
-func (t *tool[In, Out]) OutputSchema() *jsonschema.Schema { return t.out }
+func (t *tool[In, Out]) InputSchema() *jsonschema.Schema  { t.mustSchemas(); return t.in }
+func (t *tool[In, Out]) OutputSchema() *jsonschema.Schema { t.mustSchemas(); return t.out }
 
 func (t *tool[In, Out]) Call(ctx context.Context, env *Env, args json.RawMessage) (any, error) {
 	var in In

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -106,5 +108,20 @@ func TestStore(t *testing.T) {
 	}
 	if ents, _ := filepath.Glob(filepath.Join(s.Dir(), "t1*")); len(ents) != 0 {
 		t.Errorf("Delete left %v", ents)
+	}
+}
+
+// TestValidIDMatchesPattern checks the hand-written validator against the regular expression
+// it replaced, on boundary lengths, every byte value first and later, and non-ASCII text.
+func TestValidIDMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$`)
+	ids := []string{"", ".", "-", "_", "a", "a.", "é", "aé", "a\n", "\na", strings.Repeat("a", 64), strings.Repeat("a", 65), "." + strings.Repeat("a", 63)}
+	for b := 0; b < 256; b++ {
+		ids = append(ids, string([]byte{byte(b)}), "a"+string([]byte{byte(b)}), string([]byte{byte(b)})+"a")
+	}
+	for _, id := range ids {
+		if got, want := ValidID(id) == nil, re.MatchString(id); got != want {
+			t.Errorf("ValidID(%q) accepts = %v, the pattern says %v", id, got, want)
+		}
 	}
 }

@@ -60,6 +60,16 @@ var ConfigTrees = []ConfigTree{
 	{".mozilla", "browser profiles: cookies, saved passwords, extensions"},
 	{"Library", "macOS: LaunchAgents, preferences, keychains"},
 	{"bin", "programs on PATH in many login profiles"},
+	{".local/lib", "Python's user site-packages: a .pth file there runs code at every Python start"},
+	{".pyenv", "pyenv's shims and versions, on PATH"},
+	{".nvm", "nvm's script, sourced by login shells, and Node versions on PATH"},
+	{".rustup", "the Rust toolchains whose programs Cargo's proxies on PATH run"},
+	{"go/bin", "programs go install puts on PATH"},
+	{".ipython", "IPython startup scripts, run at every start"},
+	{".vim", "Vim plugins, which run code"},
+	{".emacs.d", "Emacs init files and packages, which run code"},
+	{".gradle", "Gradle init scripts, run by every build"},
+	{".oh-my-zsh", "zsh startup code, sourced by login shells"},
 }
 
 // Validation is what Validate needs to know besides the directory.
@@ -111,11 +121,8 @@ func Validate(dir string, v Validation) error {
 		}
 	}
 	if v.Home != "" {
-		for _, t := range ConfigTrees {
-			tree := filepath.Join(v.Home, t.Rel)
-			if Within(tree, dir) {
-				return &Error{RuleConfigTree, dir, fmt.Sprintf("lies in ~/%s (%s)", t.Rel, t.Reason)}
-			}
+		if t := inConfigTree(dir, v.Home); t != nil {
+			return &Error{RuleConfigTree, dir, fmt.Sprintf("lies in ~/%s (%s)", t.Rel, t.Reason)}
 		}
 	}
 	for d := dir; ; d = filepath.Dir(d) {
@@ -151,6 +158,42 @@ func Validate(dir string, v Validation) error {
 		}
 	}
 	return nil
+}
+
+// inConfigTree returns the configuration tree (ConfigTrees, below home) that dir (resolved)
+// is or lies in, or nil. It compares paths, and also files: dir or a directory above it
+// that is the same directory as a tree (os.SameFile: device and inode) is in that tree, so
+// a tree reached under another name is refused as well: the target of a tree that is a
+// symbolic link (dotfile managers such as GNU Stow link ~/.config into a repository), a
+// bind mount of a tree, another letter case on a volume that folds case.
+func inConfigTree(dir, home string) *ConfigTree {
+	type tree struct {
+		t  *ConfigTree
+		fi os.FileInfo
+	}
+	var trees []tree
+	for i := range ConfigTrees {
+		t := &ConfigTrees[i]
+		p := filepath.Join(home, t.Rel)
+		if Within(p, dir) {
+			return t
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			trees = append(trees, tree{t, fi})
+		}
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			for _, t := range trees {
+				if os.SameFile(fi, t.fi) {
+					return t.t
+				}
+			}
+		}
+		if d == "/" || d == "." {
+			return nil
+		}
+	}
 }
 
 // isGitDir reports whether d looks like a Git directory: HEAD, objects and refs inside it

@@ -172,6 +172,25 @@ func TestValidateRefuses(t *testing.T) {
 			checkRule(t, workspace.Validate(mk(filepath.Join(d, "inner")), v), workspace.RuleConfigTree)
 		})
 	}
+	// A configuration tree that is a symbolic link (GNU Stow, chezmoi and yadm setups link
+	// ~/.config into a dotfiles repository): its target, and what lies inside it, are the
+	// tree, and an extra writable path or a workspace there would make it writable.
+	t.Run("config-tree-symlinked", func(t *testing.T) {
+		h := real(t, t.TempDir())
+		dots := mk(filepath.Join(real(t, t.TempDir()), "dotfiles", "config"))
+		mk(filepath.Join(dots, "systemd", "user"))
+		if err := os.Symlink(dots, filepath.Join(h, ".config")); err != nil {
+			t.Fatal(err)
+		}
+		sv := workspace.Validation{Home: h, UID: uid}
+		checkRule(t, workspace.Validate(dots, sv), workspace.RuleConfigTree)
+		checkRule(t, workspace.Validate(filepath.Join(dots, "systemd", "user"), sv), workspace.RuleConfigTree)
+		checkRule(t, workspace.Validate(filepath.Join(h, ".config"), sv), workspace.RuleConfigTree)
+		// The repository holding it stays a workspace (only the linked tree is refused).
+		if err := workspace.Validate(filepath.Dir(dots), sv); err != nil {
+			t.Errorf("Validate(%s) = %v, want nil", filepath.Dir(dots), err)
+		}
+	})
 	t.Run("other-owner", func(t *testing.T) {
 		d := mk(filepath.Join(home, "src", "theirs"))
 		other := workspace.Validation{Home: home, UID: uid + 1}
