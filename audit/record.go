@@ -18,6 +18,9 @@ const (
 	// KindCodeMode is a Code Mode program a client ran (Command holds its text) and its call
 	// log (ChildCalls), as the client reported them.
 	KindCodeMode Kind = "code_mode"
+	// KindHostToolCall is a tool call s-code mcp forwarded to a host MCP server (Command is
+	// "SERVER.TOOL", ChildCalls holds the call and its arguments), as the client reported it.
+	KindHostToolCall Kind = "host_tool_call"
 )
 
 // ChildCall is one read-only tool call of a Code Mode program.

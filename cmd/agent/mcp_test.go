@@ -60,7 +60,7 @@ func cmdMCPSession(ts *testscript.TestScript, neg bool, args []string) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, l := range strings.Split(req.Params.Message, "\n") {
-				if strings.HasPrefix(l, "command:") || strings.HasPrefix(l, "file:") || strings.HasPrefix(l, "plan:") {
+				if strings.HasPrefix(l, "command:") || strings.HasPrefix(l, "file:") || strings.HasPrefix(l, "plan:") || strings.HasPrefix(l, "server:") || strings.HasPrefix(l, "tool:") {
 					elicited = append(elicited, strings.TrimSpace(l))
 				}
 			}

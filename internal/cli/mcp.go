@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/s-code-dev/s-code/internal/codemode"
+	"github.com/s-code-dev/s-code/internal/credhandle"
+	"github.com/s-code-dev/s-code/internal/hostdef"
 	"github.com/s-code-dev/s-code/internal/mcpserver"
 	"github.com/s-code-dev/s-code/internal/tools"
 )
@@ -68,7 +70,26 @@ stderr.`,
 				default:
 				}
 			}}
-			srv, err := mcpserver.New(mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket, CodeMode: c.CodeMode, CodeModeBudgets: budgets})
+			// The user's host process definitions: the enabled, confirmed MCP servers start
+			// on the first tool_search; the pre-call hooks run in the user helper. A file
+			// that does not load starts no server, and every call then goes to the helper's
+			// PreCall, which refuses it until the file is fixed (fail closed).
+			opts := mcpserver.Options{Workspace: ws, Mode: m, EditFormat: f, Socket: socket, CodeMode: c.CodeMode, CodeModeBudgets: budgets,
+				Resolver: credhandle.FromEnvironment()}
+			if st, home, err := hostStore(); err != nil {
+				fmt.Fprintf(streams.Err, "s-code mcp: host process definitions: %v; no host MCP server starts and every tool call is refused by the pre-call hook check\n", err)
+				opts.Hooks = true
+			} else {
+				opts.Home = home
+				for _, n := range st.Names() {
+					d := st.Defs[n]
+					opts.HostProcesses = append(opts.HostProcesses, d)
+					if d.Kind == hostdef.KindHook && d.Event == hostdef.EventPreCall && d.Enabled {
+						opts.Hooks = true
+					}
+				}
+			}
+			srv, err := mcpserver.New(opts)
 			if err != nil {
 				return &ExitError{Code: ExitFailure, Err: err}
 			}

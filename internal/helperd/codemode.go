@@ -66,3 +66,41 @@ func (s *Server) RecordCodeMode(ctx context.Context, req *helperv1.CodeModeRecor
 	}
 	return &helperv1.CodeModeRecorded{RequestId: rec.RequestID, Seq: rec.Seq}, nil
 }
+
+// maxRecordedArguments bounds the arguments a host_tool_call record keeps, in bytes.
+const maxRecordedArguments = 64 << 10
+
+// RecordHostToolCall writes one host_tool_call audit record, durably, with the caller's peer
+// credentials: the server, the tool, the server's command line and card digest, the call's
+// arguments (redacted by the log) and whether a person approved it. The call runs in the
+// client's process (s-code mcp hosts the server), so the record holds what the client
+// reported; the client writes it before it forwards the call and forwards nothing when this
+// fails.
+func (s *Server) RecordHostToolCall(ctx context.Context, req *helperv1.HostToolCall) (*helperv1.CodeModeRecorded, error) {
+	c, err := peerauth.FromContext(ctx)
+	if err != nil {
+		return nil, status.Error(codes.Unauthenticated, err.Error())
+	}
+	if s.cfg.Role != safety.RoleUser {
+		return nil, status.Error(codes.FailedPrecondition, "host_tool_call records are kept by the user helper, not the root helper")
+	}
+	if req.GetServer() == "" || req.GetTool() == "" {
+		return nil, status.Error(codes.InvalidArgument, "a host_tool_call record names its server and tool")
+	}
+	args, reason := req.GetArguments(), req.GetReason()
+	if len(args) > maxRecordedArguments {
+		reason = fmt.Sprintf("arguments of %d bytes, not kept; %s", len(args), reason)
+		args = ""
+	}
+	reason = "server command: " + req.GetCommand() + "; " + reason
+	rec := &audit.Record{
+		Kind: audit.KindHostToolCall, RequestID: newRequestID(), Helper: s.cfg.Role.String(), Peer: auditPeer(c),
+		Command: req.GetServer() + "." + req.GetTool(), Workspace: req.GetWorkspace(), Reason: reason,
+		Approved: req.GetApproved(), PlanDigest: req.GetDigest(),
+		ChildCalls: []audit.ChildCall{{Seq: 1, Tool: req.GetServer() + "." + req.GetTool(), Arguments: args, OK: req.GetApproved()}},
+	}
+	if !s.audit(ctx, rec, true) {
+		return nil, status.Error(codes.Unavailable, "the host_tool_call record was not written to the audit log")
+	}
+	return &helperv1.CodeModeRecorded{RequestId: rec.RequestID, Seq: rec.Seq}, nil
+}

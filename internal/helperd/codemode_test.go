@@ -87,3 +87,34 @@ func TestRecordCodeModeRefusals(t *testing.T) {
 		t.Fatal("a refused caller's record was written")
 	}
 }
+
+// A host_tool_call record keeps the server, tool, digest, approval and arguments (redacted);
+// one that names no server or tool is refused.
+func TestRecordHostToolCallWritesRedactedRecord(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	log, err := audit.Open(dir, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	e := newEnv(t, func(c *helperd.Config) { c.Auditor = log })
+	got, err := e.client.RecordHostToolCall(ctx(t), &helperv1.HostToolCall{
+		Workspace: e.work, Server: "everything", Tool: "echo", Command: "/usr/bin/node \"index.js\"", Digest: "sha256:abc",
+		Arguments: `{"message":"password=hunter2hunter2"}`, Approved: true, Reason: "approved by a person through elicitation",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *audit.Record
+	if err := audit.Read(dir, audit.Filter{RequestID: got.GetRequestId()}, func(r *audit.Record) error { rec = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if rec == nil || rec.Kind != audit.KindHostToolCall || rec.Command != "everything.echo" || !rec.Approved || rec.PlanDigest != "sha256:abc" ||
+		rec.Peer == nil || len(rec.ChildCalls) != 1 || strings.Contains(rec.ChildCalls[0].Arguments, "hunter2hunter2") ||
+		!strings.Contains(rec.Reason, "/usr/bin/node") {
+		t.Fatalf("record %+v", rec)
+	}
+	if _, err := e.client.RecordHostToolCall(ctx(t), &helperv1.HostToolCall{Tool: "echo"}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("no server: %v", err)
+	}
+}

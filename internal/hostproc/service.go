@@ -2,6 +2,7 @@ package hostproc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"google.golang.org/grpc/codes"
@@ -146,4 +147,26 @@ func (s *Service) Stop(ctx context.Context, req *processesv1.StopRequest) (*proc
 		return nil, status.Error(codes.InvalidArgument, "stop: give a process id or a session")
 	}
 	return resp, nil
+}
+
+// PreCall runs the enabled pre-call hooks of the user's definitions (read at each call, so
+// an edit is seen at once) about one tool call. Definitions that do not load deny.
+func (s *Service) PreCall(ctx context.Context, req *processesv1.PreCallRequest) (*processesv1.PreCallResponse, error) {
+	store, err := s.load()
+	if err != nil {
+		return &processesv1.PreCallResponse{Decision: string(Deny), Reason: "the host process definitions did not load: " + err.Error()}, nil
+	}
+	defs := make([]*hostdef.Definition, 0, len(store.Defs))
+	for _, n := range store.Names() {
+		defs = append(defs, store.Defs[n])
+	}
+	in := HookInput{Session: req.GetSession(), Cwd: req.GetCwd(), Tool: req.GetTool()}
+	if req.GetInput() != "" {
+		if !json.Valid([]byte(req.GetInput())) {
+			return nil, status.Error(codes.InvalidArgument, "input is not JSON")
+		}
+		in.Input = json.RawMessage(req.GetInput())
+	}
+	res := s.sup.PreCall(ctx, defs, in)
+	return &processesv1.PreCallResponse{Decision: string(res.Decision), Reason: res.Reason, Hook: res.Hook}, nil
 }

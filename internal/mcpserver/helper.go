@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 	helperv1 "github.com/s-code-dev/s-code/proto/scode/helper/v1"
+	processesv1 "github.com/s-code-dev/s-code/proto/scode/processes/v1"
 	"github.com/s-code-dev/s-code/safety"
 )
 
@@ -260,4 +262,43 @@ func editCard(pl *helperclient.Planned) *tools.Card {
 		Paths: p.Targets, Batch: p.PatchSHA256, Findings: p.Verdict.Findings,
 		Digest: pl.Digest, Rules: pl.Outcome.Rules, Reason: pl.Outcome.Reason,
 	}
+}
+
+// recordHostToolCall sends r to the user helper's RecordHostToolCall (the audit log is the
+// helper's).
+func (h *helperExec) recordHostToolCall(ctx context.Context, r *helperv1.HostToolCall) (*helperv1.CodeModeRecorded, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := c.API().RecordHostToolCall(ctx, r)
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		h.drop(c)
+	}
+	return rec, err
+}
+
+// preCall asks the user helper's Processes.PreCall about a call of tool (PreCallFunc).
+func (h *helperExec) preCall(ctx context.Context, tool string, input json.RawMessage) (string, string, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	r, err := c.Processes().PreCall(ctx, &processesv1.PreCallRequest{Tool: tool, Input: string(input)})
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable {
+		h.drop(c)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return r.GetDecision(), r.GetReason(), nil
+}
+
+// processes returns the user helper's Processes client (ProcessesFunc).
+func (h *helperExec) processes(ctx context.Context) (processesv1.ProcessesClient, error) {
+	c, err := h.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Processes(), nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/s-code-dev/s-code/internal/codemode"
+	"github.com/s-code-dev/s-code/internal/credhandle"
+	"github.com/s-code-dev/s-code/internal/hostdef"
 	"github.com/s-code-dev/s-code/internal/permission"
 	"github.com/s-code-dev/s-code/internal/tools"
 	"github.com/s-code-dev/s-code/internal/version"
@@ -44,7 +46,35 @@ type Options struct {
 	// CodeModeAudit writes code_mode's audit records; nil means the user helper at Socket
 	// (its RecordCodeMode RPC, on the connection exec_command uses).
 	CodeModeAudit AuditFunc
+
+	// HostProcesses are the user's host process definitions (hostdef.Store's Defs). The
+	// enabled MCP servers among them that a person confirmed as they are now start on the
+	// session's first tool_search, and their tools are found through it as SERVER.TOOL
+	// (deferred, never in the default list); each call asks a person and is recorded.
+	HostProcesses []*hostdef.Definition
+	// Home is the user's home (the directory of a definition without one, part of its
+	// card); empty means os.UserHomeDir.
+	Home string
+	// Resolver resolves the host MCP servers' credential handles.
+	Resolver credhandle.Resolver
+	// HostCallAudit writes host_tool_call records; nil means the user helper at Socket (its
+	// RecordHostToolCall RPC).
+	HostCallAudit HostCallAuditFunc
+	// PreCall runs the user's pre-call hooks about each tool call before it runs (the user
+	// helper's Processes.PreCall); nil runs none. A deny or an ask stops the call with the
+	// hook's reason, and an error refuses the call (fail closed).
+	PreCall PreCallFunc
+	// Processes reaches the user helper's Processes service for the terminal_* tools; nil
+	// means the helper at Socket.
+	Processes ProcessesFunc
+	// Hooks, with PreCall nil, runs the pre-call hooks through the user helper at Socket
+	// (its Processes.PreCall, which reads the user's definitions itself).
+	Hooks bool
 }
+
+// PreCallFunc runs the pre-call hooks about a call of tool with the JSON arguments input and
+// returns their decision ("allow", "ask" or "deny") and reason.
+type PreCallFunc func(ctx context.Context, tool string, input json.RawMessage) (decision, reason string, err error)
 
 // Server is one MCP server over one workspace. Over stdio it serves one session.
 type Server struct {
@@ -53,11 +83,15 @@ type Server struct {
 	registry *tools.Registry
 	search   *index
 
-	mu        sync.Mutex      // guards loaded
+	mu        sync.Mutex      // guards loaded and search
 	loaded    map[string]bool // deferred tools loaded into the session by tool_search
 	root      *wsfs.Root
 	exec      *helperExec
 	approvals *approvals
+	deferred  []tools.Tool // the built-in deferred tools
+	hosted    *hosted
+	preCall   PreCallFunc
+	terms     *terminals
 }
 
 // New opens the workspace and returns a server with the core tools and tool_search.
@@ -75,7 +109,10 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
-	s := &Server{root: root, loaded: map[string]bool{}}
+	if opts.Home != "" {
+		home = opts.Home
+	}
+	s := &Server{root: root, loaded: map[string]bool{}, preCall: opts.PreCall}
 	if s.approvals, err = newApprovals(); err != nil {
 		root.Close()
 		return nil, err
@@ -94,7 +131,12 @@ func New(opts Options) (*Server, error) {
 	if record == nil {
 		record = s.exec.recordCodeMode
 	}
+	s.terms = &terminals{session: newSessionID(), dial: opts.Processes}
+	if s.terms.dial == nil {
+		s.terms.dial = s.exec.processes
+	}
 	all := append(tools.Core(format), tools.Deferred()...)
+	all = append(all, s.terms.tools(home)...)
 	if s.registry, err = tools.NewRegistry(all...); err != nil {
 		root.Close()
 		return nil, err
@@ -122,13 +164,24 @@ func New(opts Options) (*Server, error) {
 		}
 		s.addTool(t)
 	}
+	s.deferred = deferred
 	s.search = newIndex(deferred)
 	s.addToolSearch(search)
+	hostRecord := opts.HostCallAudit
+	if hostRecord == nil {
+		hostRecord = s.exec.recordHostToolCall
+	}
+	if s.preCall == nil && opts.Hooks {
+		s.preCall = s.exec.preCall
+	}
+	s.hosted = &hosted{defs: opts.HostProcesses, home: home, resolver: opts.Resolver, getenv: hostEnv, record: hostRecord}
 	return s, nil
 }
 
 // Close releases the workspace handle and the helper connection.
 func (s *Server) Close() error {
+	s.terms.end()
+	s.hosted.close()
 	s.exec.close()
 	return s.root.Close()
 }
@@ -150,13 +203,16 @@ func mcpTool(t tools.Tool) *mcp.Tool {
 	ro := t.ReadOnly()
 	destructive := !ro
 	openWorld := t.Name() == "exec_command"
-	return &mcp.Tool{
-		Name:         t.Name(),
-		Description:  t.Description(),
-		InputSchema:  objectRoot(t.InputSchema()),
-		OutputSchema: objectRoot(t.OutputSchema()),
-		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
+	mt := &mcp.Tool{
+		Name:        t.Name(),
+		Description: t.Description(),
+		InputSchema: objectRoot(t.InputSchema()),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: &destructive, OpenWorldHint: &openWorld},
 	}
+	if out := t.OutputSchema(); out != nil { // a host MCP server's tool declares none
+		mt.OutputSchema = objectRoot(out)
+	}
+	return mt
 }
 
 // objectRoot returns s with a root type of exactly "object" (MCP requires it of input and
@@ -176,13 +232,43 @@ func (s *Server) addTool(t tools.Tool) {
 		ap := &elicitApprover{session: req.Session, approvals: s.approvals, responses: req.Params.InputResponses, state: req.Params.RequestState}
 		env.Approver = ap
 		ctx = context.WithValue(ctx, notifierKey{}, req)
+		if err := s.runPreCall(ctx, t.Name(), req.Params.Arguments); err != nil {
+			return toolResult(nil, err)
+		}
 		out, err := t.Call(ctx, &env, req.Params.Arguments)
 		var pending *tools.ApprovalPending
 		if errors.As(err, &pending) {
 			return ap.inputRequest(pending.Card)
 		}
+		if r, ok := out.(*mcp.CallToolResult); ok && err == nil {
+			return r, nil // a host MCP server's result, already redacted
+		}
 		return toolResult(out, err)
 	})
+}
+
+// runPreCall asks the pre-call hooks about a call of tool; nil lets it run. A deny is a
+// tools.Error with the hook's reason. An ask refuses the call too (fail closed): putting a
+// hook's ask to a person on top of the tool's own approval is not built yet. A hook that could
+// not be asked refuses the call.
+func (s *Server) runPreCall(ctx context.Context, tool string, args json.RawMessage) error {
+	if s.preCall == nil {
+		return nil
+	}
+	decision, reason, err := s.preCall(ctx, tool, args)
+	if err != nil {
+		return &tools.Error{Code: "denied_by_hook", Message: fmt.Sprintf("the pre-call hooks could not be run, so %s was refused: %v", tool, err)}
+	}
+	switch decision {
+	case "allow":
+		return nil
+	case "ask":
+		return &tools.Error{Code: "denied_by_hook", Message: reason + "; s-code mcp does not yet put a hook's ask to a person, so the call was refused"}
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("the pre-call hooks answered %q", decision)
+	}
+	return &tools.Error{Code: "denied_by_hook", Message: reason}
 }
 
 // toolResult renders a tool's answer: the structured result and its JSON as text, or a tool
@@ -221,6 +307,9 @@ type ToolSearchHit struct {
 type ToolSearchResult struct {
 	Tools []ToolSearchHit `json:"tools"`
 	Note  string          `json:"note"`
+	// HostFailures are the host MCP servers that did not start ("NAME: why"); their tools
+	// are not searchable in this session.
+	HostFailures []string `json:"host_failures,omitempty"`
 }
 
 // toolSearchTool returns tool_search (read-only: it only adds tools to the session's list).
@@ -231,8 +320,8 @@ func (s *Server) toolSearchTool() tools.Tool {
 			"Search by words (ranked over names, descriptions and parameter names) or load exact tools with select:NAME[,NAME]. " +
 			"The tools found are added to this session's tool list (notifications/tools/list_changed); call them by name afterwards.",
 		ReadOnly: true,
-		Call: func(_ context.Context, _ *tools.Env, in ToolSearchInput) (ToolSearchResult, error) {
-			return s.toolSearch(in)
+		Call: func(ctx context.Context, _ *tools.Env, in ToolSearchInput) (ToolSearchResult, error) {
+			return s.toolSearch(ctx, in)
 		},
 	})
 }
@@ -244,13 +333,24 @@ func (s *Server) addToolSearch(t tools.Tool) {
 	})
 }
 
-func (s *Server) toolSearch(in ToolSearchInput) (ToolSearchResult, error) {
+func (s *Server) toolSearch(ctx context.Context, in ToolSearchInput) (ToolSearchResult, error) {
 	maxN := in.MaxResults
 	if maxN <= 0 {
 		maxN = 5
 	}
 	maxN = min(maxN, 20)
-	hits, err := s.search.find(in.Query, maxN)
+	// The host MCP servers start on the first search; their tools join the index.
+	if ts, failed := s.hosted.start(ctx); len(ts) > 0 || len(failed) > 0 {
+		s.mu.Lock()
+		if len(ts) > 0 {
+			s.search = newIndex(append(append([]tools.Tool{}, s.deferred...), ts...))
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	ix := s.search
+	s.mu.Unlock()
+	hits, err := ix.find(in.Query, maxN)
 	if err != nil {
 		return ToolSearchResult{}, err
 	}
@@ -266,6 +366,9 @@ func (s *Server) toolSearch(in ToolSearchInput) (ToolSearchResult, error) {
 		res.Note = "no deferred tool matches; the core tools are already in the tool list"
 	} else {
 		res.Note = fmt.Sprintf("loaded %v into the tool list; call them by name", names)
+	}
+	if f := s.hosted.failures; len(f) > 0 {
+		res.HostFailures = f
 	}
 	return res, nil
 }

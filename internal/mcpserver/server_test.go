@@ -340,7 +340,7 @@ func BenchmarkToolsListSize(b *testing.B) {
 	}
 	core := size()
 	for _, name := range s.srv.search.names() {
-		if _, err := s.srv.toolSearch(ToolSearchInput{Query: "select:" + name}); err != nil {
+		if _, err := s.srv.toolSearch(context.Background(), ToolSearchInput{Query: "select:" + name}); err != nil {
 			b.Fatal(err)
 		}
 	}

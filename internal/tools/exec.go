@@ -60,6 +60,15 @@ type Card struct {
 	Digest string   `json:"digest,omitempty"`
 	Rules  []string `json:"rules,omitempty"`
 	Reason string   `json:"reason,omitempty"`
+	// Server, Tool and Arguments name a call of a host MCP server's tool (Kind
+	// "host_tool_call"): the server's definition name, the server's own tool name and the
+	// call's arguments (JSON). HostCommand is the server's command line; Authority the
+	// sentence that it runs outside the sandbox (hostdef.AmbientAuthority).
+	Server      string `json:"server,omitempty"`
+	Tool        string `json:"tool,omitempty"`
+	Arguments   string `json:"arguments,omitempty"`
+	HostCommand string `json:"host_command,omitempty"`
+	Authority   string `json:"authority,omitempty"`
 }
 
 // SandboxSummary is the part of the sandbox profile a card shows: the filesystem scope.
@@ -84,6 +93,24 @@ func (c *Card) Text() string {
 	var b strings.Builder
 	show := audit.RedactText
 	fmt.Fprintf(&b, "%s\n", show(c.Title))
+	if c.Server != "" {
+		fmt.Fprintf(&b, "server:    %s\n", show(c.Server))
+	}
+	if c.Tool != "" {
+		fmt.Fprintf(&b, "tool:      %s\n", show(c.Tool))
+	}
+	if c.Arguments != "" {
+		fmt.Fprintf(&b, "arguments: %s\n", show(c.Arguments))
+	}
+	if c.HostCommand != "" {
+		fmt.Fprintf(&b, "runs:      %s\n", show(c.HostCommand))
+		if c.Command == "" && c.Cwd != "" {
+			fmt.Fprintf(&b, "in:        %s\n", show(c.Cwd))
+		}
+	}
+	if c.Authority != "" {
+		fmt.Fprintf(&b, "authority: %s\n", c.Authority)
+	}
 	if c.Command != "" {
 		var r *redact.Redactor // redaction by shape, before the lines are split
 		lines := strings.Split(r.String(c.Command), "\n")

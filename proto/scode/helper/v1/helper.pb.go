@@ -3406,6 +3406,113 @@ func (x *ChildCall) GetDuration() *durationpb.Duration {
 	return nil
 }
 
+// HostToolCall is one tool call of a host MCP server, as the client (s-code mcp) reported it.
+type HostToolCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the session's workspace root.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// server is the name of the MCP server's definition; tool the server's own tool name.
+	Server string `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
+	Tool   string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// command is the server's command line; digest the digest of its confirmed card.
+	Command string `protobuf:"bytes,4,opt,name=command,proto3" json:"command,omitempty"`
+	Digest  string `protobuf:"bytes,5,opt,name=digest,proto3" json:"digest,omitempty"`
+	// arguments is the JSON of the call's arguments (redacted by the log).
+	Arguments string `protobuf:"bytes,6,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// approved reports whether a person accepted this one call; reason says why not, or how
+	// the call ended.
+	Approved      bool   `protobuf:"varint,7,opt,name=approved,proto3" json:"approved,omitempty"`
+	Reason        string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostToolCall) Reset() {
+	*x = HostToolCall{}
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostToolCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostToolCall) ProtoMessage() {}
+
+func (x *HostToolCall) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostToolCall.ProtoReflect.Descriptor instead.
+func (*HostToolCall) Descriptor() ([]byte, []int) {
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *HostToolCall) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+func (x *HostToolCall) GetApproved() bool {
+	if x != nil {
+		return x.Approved
+	}
+	return false
+}
+
+func (x *HostToolCall) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type CodeModeRecorded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// request_id names the record (audit_query's request_id).
@@ -3418,7 +3525,7 @@ type CodeModeRecorded struct {
 
 func (x *CodeModeRecorded) Reset() {
 	*x = CodeModeRecorded{}
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3430,7 +3537,7 @@ func (x *CodeModeRecorded) String() string {
 func (*CodeModeRecorded) ProtoMessage() {}
 
 func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_scode_helper_v1_helper_proto_msgTypes[35]
+	mi := &file_scode_helper_v1_helper_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3443,7 +3550,7 @@ func (x *CodeModeRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CodeModeRecorded.ProtoReflect.Descriptor instead.
 func (*CodeModeRecorded) Descriptor() ([]byte, []int) {
-	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{35}
+	return file_scode_helper_v1_helper_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CodeModeRecorded) GetRequestId() string {
@@ -3699,7 +3806,16 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x02ok\x18\x04 \x01(\bR\x02ok\x12\x14\n" +
 	"\x05error\x18\x05 \x01(\tR\x05error\x12\x14\n" +
 	"\x05bytes\x18\x06 \x01(\x03R\x05bytes\x125\n" +
-	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"C\n" +
+	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xdc\x01\n" +
+	"\fHostToolCall\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
+	"\x06server\x18\x02 \x01(\tR\x06server\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x18\n" +
+	"\acommand\x18\x04 \x01(\tR\acommand\x12\x16\n" +
+	"\x06digest\x18\x05 \x01(\tR\x06digest\x12\x1c\n" +
+	"\targuments\x18\x06 \x01(\tR\targuments\x12\x1a\n" +
+	"\bapproved\x18\a \x01(\bR\bapproved\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\"C\n" +
 	"\x10CodeModeRecorded\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x10\n" +
@@ -3754,7 +3870,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tROLE_USER\x10\x01\x12\r\n" +
-	"\tROLE_ROOT\x10\x022\xdb\x05\n" +
+	"\tROLE_ROOT\x10\x022\xb3\x06\n" +
 	"\x06Helper\x12D\n" +
 	"\x04Exec\x12\x1c.scode.helper.v1.ExecRequest\x1a\x1a.scode.helper.v1.ExecEvent(\x010\x01\x12C\n" +
 	"\x04Plan\x12\x1c.scode.helper.v1.PlanRequest\x1a\x1d.scode.helper.v1.PlanResponse\x12U\n" +
@@ -3765,7 +3881,8 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x06Status\x12\x1e.scode.helper.v1.StatusRequest\x1a\x1f.scode.helper.v1.StatusResponse\x12^\n" +
 	"\rListApprovals\x12%.scode.helper.v1.ListApprovalsRequest\x1a&.scode.helper.v1.ListApprovalsResponse\x12a\n" +
 	"\x0eDecideApproval\x12&.scode.helper.v1.DecideApprovalRequest\x1a'.scode.helper.v1.DecideApprovalResponse\x12T\n" +
-	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
+	"\x0eRecordCodeMode\x12\x1f.scode.helper.v1.CodeModeRecord\x1a!.scode.helper.v1.CodeModeRecorded\x12V\n" +
+	"\x12RecordHostToolCall\x12\x1d.scode.helper.v1.HostToolCall\x1a!.scode.helper.v1.CodeModeRecordedB=Z;github.com/s-code-dev/s-code/proto/scode/helper/v1;helperv1b\x06proto3"
 
 var (
 	file_scode_helper_v1_helper_proto_rawDescOnce sync.Once
@@ -3780,7 +3897,7 @@ func file_scode_helper_v1_helper_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_helper_v1_helper_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_scode_helper_v1_helper_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(Shell)(0),                     // 0: scode.helper.v1.Shell
 	(Decision)(0),                  // 1: scode.helper.v1.Decision
@@ -3826,21 +3943,22 @@ var file_scode_helper_v1_helper_proto_goTypes = []any{
 	(*AuditExportStatus)(nil),      // 41: scode.helper.v1.AuditExportStatus
 	(*CodeModeRecord)(nil),         // 42: scode.helper.v1.CodeModeRecord
 	(*ChildCall)(nil),              // 43: scode.helper.v1.ChildCall
-	(*CodeModeRecorded)(nil),       // 44: scode.helper.v1.CodeModeRecorded
-	nil,                            // 45: scode.helper.v1.ExecStart.EnvEntry
-	nil,                            // 46: scode.helper.v1.PlanRequest.EnvEntry
-	(*timestamppb.Timestamp)(nil),  // 47: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
+	(*HostToolCall)(nil),           // 44: scode.helper.v1.HostToolCall
+	(*CodeModeRecorded)(nil),       // 45: scode.helper.v1.CodeModeRecorded
+	nil,                            // 46: scode.helper.v1.ExecStart.EnvEntry
+	nil,                            // 47: scode.helper.v1.PlanRequest.EnvEntry
+	(*timestamppb.Timestamp)(nil),  // 48: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 49: google.protobuf.Duration
 }
 var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	1,  // 0: scode.helper.v1.Finding.decision:type_name -> scode.helper.v1.Decision
 	1,  // 1: scode.helper.v1.Verdict.decision:type_name -> scode.helper.v1.Decision
 	9,  // 2: scode.helper.v1.Verdict.findings:type_name -> scode.helper.v1.Finding
 	1,  // 3: scode.helper.v1.ClientVerdict.decision:type_name -> scode.helper.v1.Decision
-	47, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 4: scode.helper.v1.Approval.expires_at:type_name -> google.protobuf.Timestamp
 	5,  // 5: scode.helper.v1.Approval.channel:type_name -> scode.helper.v1.ApprovalChannel
 	0,  // 6: scode.helper.v1.ExecStart.shell:type_name -> scode.helper.v1.Shell
-	45, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
+	46, // 7: scode.helper.v1.ExecStart.env:type_name -> scode.helper.v1.ExecStart.EnvEntry
 	11, // 8: scode.helper.v1.ExecStart.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	12, // 9: scode.helper.v1.ExecStart.approval:type_name -> scode.helper.v1.Approval
 	4,  // 10: scode.helper.v1.ExecStart.mode:type_name -> scode.helper.v1.Mode
@@ -3850,21 +3968,21 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	9,  // 14: scode.helper.v1.Denied.findings:type_name -> scode.helper.v1.Finding
 	3,  // 15: scode.helper.v1.Output.stream:type_name -> scode.helper.v1.Stream
 	20, // 16: scode.helper.v1.Exited.signal:type_name -> scode.helper.v1.SignalStatus
-	48, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
+	49, // 17: scode.helper.v1.Exited.duration:type_name -> google.protobuf.Duration
 	16, // 18: scode.helper.v1.ExecEvent.accepted:type_name -> scode.helper.v1.Accepted
 	17, // 19: scode.helper.v1.ExecEvent.denied:type_name -> scode.helper.v1.Denied
 	18, // 20: scode.helper.v1.ExecEvent.started:type_name -> scode.helper.v1.Started
 	19, // 21: scode.helper.v1.ExecEvent.output:type_name -> scode.helper.v1.Output
 	21, // 22: scode.helper.v1.ExecEvent.exited:type_name -> scode.helper.v1.Exited
 	23, // 23: scode.helper.v1.ExecEvent.pending:type_name -> scode.helper.v1.Pending
-	47, // 24: scode.helper.v1.Pending.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 24: scode.helper.v1.Pending.expires_at:type_name -> google.protobuf.Timestamp
 	31, // 25: scode.helper.v1.PendingApproval.plan:type_name -> scode.helper.v1.Plan
-	47, // 26: scode.helper.v1.PendingApproval.created_at:type_name -> google.protobuf.Timestamp
-	47, // 27: scode.helper.v1.PendingApproval.expires_at:type_name -> google.protobuf.Timestamp
+	48, // 26: scode.helper.v1.PendingApproval.created_at:type_name -> google.protobuf.Timestamp
+	48, // 27: scode.helper.v1.PendingApproval.expires_at:type_name -> google.protobuf.Timestamp
 	24, // 28: scode.helper.v1.ListApprovalsResponse.pending:type_name -> scode.helper.v1.PendingApproval
 	17, // 29: scode.helper.v1.DecideApprovalResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 30: scode.helper.v1.PlanRequest.shell:type_name -> scode.helper.v1.Shell
-	46, // 31: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
+	47, // 31: scode.helper.v1.PlanRequest.env:type_name -> scode.helper.v1.PlanRequest.EnvEntry
 	11, // 32: scode.helper.v1.PlanRequest.client_verdict:type_name -> scode.helper.v1.ClientVerdict
 	4,  // 33: scode.helper.v1.PlanRequest.mode:type_name -> scode.helper.v1.Mode
 	6,  // 34: scode.helper.v1.PlanRequest.intent:type_name -> scode.helper.v1.PlanIntent
@@ -3875,7 +3993,7 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	30, // 39: scode.helper.v1.Plan.sandbox:type_name -> scode.helper.v1.SandboxSummary
 	8,  // 40: scode.helper.v1.Plan.role:type_name -> scode.helper.v1.Role
 	31, // 41: scode.helper.v1.PlanResponse.plan:type_name -> scode.helper.v1.Plan
-	47, // 42: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
+	48, // 42: scode.helper.v1.PlanResponse.nonce_expires_at:type_name -> google.protobuf.Timestamp
 	12, // 43: scode.helper.v1.ApplyPatchRequest.approval:type_name -> scode.helper.v1.Approval
 	4,  // 44: scode.helper.v1.ApplyPatchRequest.mode:type_name -> scode.helper.v1.Mode
 	17, // 45: scode.helper.v1.ApplyPatchResponse.denied:type_name -> scode.helper.v1.Denied
@@ -3884,12 +4002,12 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	17, // 48: scode.helper.v1.UndoResponse.denied:type_name -> scode.helper.v1.Denied
 	0,  // 49: scode.helper.v1.CheckRequest.shell:type_name -> scode.helper.v1.Shell
 	10, // 50: scode.helper.v1.CheckResponse.verdict:type_name -> scode.helper.v1.Verdict
-	48, // 51: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
+	49, // 51: scode.helper.v1.StatusResponse.uptime:type_name -> google.protobuf.Duration
 	8,  // 52: scode.helper.v1.StatusResponse.role:type_name -> scode.helper.v1.Role
 	41, // 53: scode.helper.v1.StatusResponse.audit_export:type_name -> scode.helper.v1.AuditExportStatus
 	43, // 54: scode.helper.v1.CodeModeRecord.calls:type_name -> scode.helper.v1.ChildCall
-	48, // 55: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
-	48, // 56: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
+	49, // 55: scode.helper.v1.CodeModeRecord.duration:type_name -> google.protobuf.Duration
+	49, // 56: scode.helper.v1.ChildCall.duration:type_name -> google.protobuf.Duration
 	15, // 57: scode.helper.v1.Helper.Exec:input_type -> scode.helper.v1.ExecRequest
 	29, // 58: scode.helper.v1.Helper.Plan:input_type -> scode.helper.v1.PlanRequest
 	33, // 59: scode.helper.v1.Helper.ApplyPatch:input_type -> scode.helper.v1.ApplyPatchRequest
@@ -3899,17 +4017,19 @@ var file_scode_helper_v1_helper_proto_depIdxs = []int32{
 	25, // 63: scode.helper.v1.Helper.ListApprovals:input_type -> scode.helper.v1.ListApprovalsRequest
 	27, // 64: scode.helper.v1.Helper.DecideApproval:input_type -> scode.helper.v1.DecideApprovalRequest
 	42, // 65: scode.helper.v1.Helper.RecordCodeMode:input_type -> scode.helper.v1.CodeModeRecord
-	22, // 66: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
-	32, // 67: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
-	34, // 68: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
-	36, // 69: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
-	38, // 70: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
-	40, // 71: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
-	26, // 72: scode.helper.v1.Helper.ListApprovals:output_type -> scode.helper.v1.ListApprovalsResponse
-	28, // 73: scode.helper.v1.Helper.DecideApproval:output_type -> scode.helper.v1.DecideApprovalResponse
-	44, // 74: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
-	66, // [66:75] is the sub-list for method output_type
-	57, // [57:66] is the sub-list for method input_type
+	44, // 66: scode.helper.v1.Helper.RecordHostToolCall:input_type -> scode.helper.v1.HostToolCall
+	22, // 67: scode.helper.v1.Helper.Exec:output_type -> scode.helper.v1.ExecEvent
+	32, // 68: scode.helper.v1.Helper.Plan:output_type -> scode.helper.v1.PlanResponse
+	34, // 69: scode.helper.v1.Helper.ApplyPatch:output_type -> scode.helper.v1.ApplyPatchResponse
+	36, // 70: scode.helper.v1.Helper.Undo:output_type -> scode.helper.v1.UndoResponse
+	38, // 71: scode.helper.v1.Helper.Check:output_type -> scode.helper.v1.CheckResponse
+	40, // 72: scode.helper.v1.Helper.Status:output_type -> scode.helper.v1.StatusResponse
+	26, // 73: scode.helper.v1.Helper.ListApprovals:output_type -> scode.helper.v1.ListApprovalsResponse
+	28, // 74: scode.helper.v1.Helper.DecideApproval:output_type -> scode.helper.v1.DecideApprovalResponse
+	45, // 75: scode.helper.v1.Helper.RecordCodeMode:output_type -> scode.helper.v1.CodeModeRecorded
+	45, // 76: scode.helper.v1.Helper.RecordHostToolCall:output_type -> scode.helper.v1.CodeModeRecorded
+	67, // [67:77] is the sub-list for method output_type
+	57, // [57:67] is the sub-list for method input_type
 	57, // [57:57] is the sub-list for extension type_name
 	57, // [57:57] is the sub-list for extension extendee
 	0,  // [0:57] is the sub-list for field type_name
@@ -3944,7 +4064,7 @@ func file_scode_helper_v1_helper_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_helper_v1_helper_proto_rawDesc), len(file_scode_helper_v1_helper_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   38,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,15 +24,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Helper_Exec_FullMethodName           = "/scode.helper.v1.Helper/Exec"
-	Helper_Plan_FullMethodName           = "/scode.helper.v1.Helper/Plan"
-	Helper_ApplyPatch_FullMethodName     = "/scode.helper.v1.Helper/ApplyPatch"
-	Helper_Undo_FullMethodName           = "/scode.helper.v1.Helper/Undo"
-	Helper_Check_FullMethodName          = "/scode.helper.v1.Helper/Check"
-	Helper_Status_FullMethodName         = "/scode.helper.v1.Helper/Status"
-	Helper_ListApprovals_FullMethodName  = "/scode.helper.v1.Helper/ListApprovals"
-	Helper_DecideApproval_FullMethodName = "/scode.helper.v1.Helper/DecideApproval"
-	Helper_RecordCodeMode_FullMethodName = "/scode.helper.v1.Helper/RecordCodeMode"
+	Helper_Exec_FullMethodName               = "/scode.helper.v1.Helper/Exec"
+	Helper_Plan_FullMethodName               = "/scode.helper.v1.Helper/Plan"
+	Helper_ApplyPatch_FullMethodName         = "/scode.helper.v1.Helper/ApplyPatch"
+	Helper_Undo_FullMethodName               = "/scode.helper.v1.Helper/Undo"
+	Helper_Check_FullMethodName              = "/scode.helper.v1.Helper/Check"
+	Helper_Status_FullMethodName             = "/scode.helper.v1.Helper/Status"
+	Helper_ListApprovals_FullMethodName      = "/scode.helper.v1.Helper/ListApprovals"
+	Helper_DecideApproval_FullMethodName     = "/scode.helper.v1.Helper/DecideApproval"
+	Helper_RecordCodeMode_FullMethodName     = "/scode.helper.v1.Helper/RecordCodeMode"
+	Helper_RecordHostToolCall_FullMethodName = "/scode.helper.v1.Helper/RecordHostToolCall"
 )
 
 // HelperClient is the client API for Helper service.
@@ -81,6 +82,11 @@ type HelperClient interface {
 	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
 	// root helper answers FAILED_PRECONDITION.
 	RecordCodeMode(ctx context.Context, in *CodeModeRecord, opts ...grpc.CallOption) (*CodeModeRecorded, error)
+	// RecordHostToolCall writes one host_tool_call audit record: a tool call s-code mcp
+	// forwarded to a host MCP server (a confirmed MCP stdio server definition), with the
+	// person's answer. Only the user helper keeps these; the root helper answers
+	// FAILED_PRECONDITION.
+	RecordHostToolCall(ctx context.Context, in *HostToolCall, opts ...grpc.CallOption) (*CodeModeRecorded, error)
 }
 
 type helperClient struct {
@@ -184,6 +190,16 @@ func (c *helperClient) RecordCodeMode(ctx context.Context, in *CodeModeRecord, o
 	return out, nil
 }
 
+func (c *helperClient) RecordHostToolCall(ctx context.Context, in *HostToolCall, opts ...grpc.CallOption) (*CodeModeRecorded, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CodeModeRecorded)
+	err := c.cc.Invoke(ctx, Helper_RecordHostToolCall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HelperServer is the server API for Helper service.
 // All implementations must embed UnimplementedHelperServer
 // for forward compatibility.
@@ -230,6 +246,11 @@ type HelperServer interface {
 	// (its text, redacted by the log) and its call log. Only the user helper keeps these; the
 	// root helper answers FAILED_PRECONDITION.
 	RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error)
+	// RecordHostToolCall writes one host_tool_call audit record: a tool call s-code mcp
+	// forwarded to a host MCP server (a confirmed MCP stdio server definition), with the
+	// person's answer. Only the user helper keeps these; the root helper answers
+	// FAILED_PRECONDITION.
+	RecordHostToolCall(context.Context, *HostToolCall) (*CodeModeRecorded, error)
 	mustEmbedUnimplementedHelperServer()
 }
 
@@ -266,6 +287,9 @@ func (UnimplementedHelperServer) DecideApproval(context.Context, *DecideApproval
 }
 func (UnimplementedHelperServer) RecordCodeMode(context.Context, *CodeModeRecord) (*CodeModeRecorded, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordCodeMode not implemented")
+}
+func (UnimplementedHelperServer) RecordHostToolCall(context.Context, *HostToolCall) (*CodeModeRecorded, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordHostToolCall not implemented")
 }
 func (UnimplementedHelperServer) mustEmbedUnimplementedHelperServer() {}
 func (UnimplementedHelperServer) testEmbeddedByValue()                {}
@@ -439,6 +463,24 @@ func _Helper_RecordCodeMode_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Helper_RecordHostToolCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostToolCall)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HelperServer).RecordHostToolCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Helper_RecordHostToolCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HelperServer).RecordHostToolCall(ctx, req.(*HostToolCall))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Helper_ServiceDesc is the grpc.ServiceDesc for Helper service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -477,6 +519,10 @@ var Helper_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RecordCodeMode",
 			Handler:    _Helper_RecordCodeMode_Handler,
+		},
+		{
+			MethodName: "RecordHostToolCall",
+			Handler:    _Helper_RecordHostToolCall_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

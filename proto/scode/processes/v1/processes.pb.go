@@ -924,6 +924,138 @@ func (x *StopResponse) GetProcesses() []*Process {
 	return nil
 }
 
+type PreCallRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Session string                 `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	Cwd     string                 `protobuf:"bytes,2,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	// tool is the tool's name; input the JSON of its arguments.
+	Tool          string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	Input         string `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreCallRequest) Reset() {
+	*x = PreCallRequest{}
+	mi := &file_scode_processes_v1_processes_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreCallRequest) ProtoMessage() {}
+
+func (x *PreCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_processes_v1_processes_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreCallRequest.ProtoReflect.Descriptor instead.
+func (*PreCallRequest) Descriptor() ([]byte, []int) {
+	return file_scode_processes_v1_processes_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PreCallRequest) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *PreCallRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *PreCallRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *PreCallRequest) GetInput() string {
+	if x != nil {
+		return x.Input
+	}
+	return ""
+}
+
+type PreCallResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// decision is "allow", "ask" or "deny".
+	Decision string `protobuf:"bytes,1,opt,name=decision,proto3" json:"decision,omitempty"`
+	// reason, for the model, names the hook that decided.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// hook is the name of the hook that decided ("" when all allowed or none ran).
+	Hook          string `protobuf:"bytes,3,opt,name=hook,proto3" json:"hook,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreCallResponse) Reset() {
+	*x = PreCallResponse{}
+	mi := &file_scode_processes_v1_processes_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreCallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreCallResponse) ProtoMessage() {}
+
+func (x *PreCallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_scode_processes_v1_processes_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreCallResponse.ProtoReflect.Descriptor instead.
+func (*PreCallResponse) Descriptor() ([]byte, []int) {
+	return file_scode_processes_v1_processes_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PreCallResponse) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
+func (x *PreCallResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PreCallResponse) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
 var File_scode_processes_v1_processes_proto protoreflect.FileDescriptor
 
 const file_scode_processes_v1_processes_proto_rawDesc = "" +
@@ -987,18 +1119,28 @@ const file_scode_processes_v1_processes_proto_rawDesc = "" +
 	"\asession\x18\x02 \x01(\tH\x00R\asessionB\x06\n" +
 	"\x04what\"I\n" +
 	"\fStopResponse\x129\n" +
-	"\tprocesses\x18\x01 \x03(\v2\x1b.scode.processes.v1.ProcessR\tprocesses*S\n" +
+	"\tprocesses\x18\x01 \x03(\v2\x1b.scode.processes.v1.ProcessR\tprocesses\"f\n" +
+	"\x0ePreCallRequest\x12\x18\n" +
+	"\asession\x18\x01 \x01(\tR\asession\x12\x10\n" +
+	"\x03cwd\x18\x02 \x01(\tR\x03cwd\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x14\n" +
+	"\x05input\x18\x04 \x01(\tR\x05input\"Y\n" +
+	"\x0fPreCallResponse\x12\x1a\n" +
+	"\bdecision\x18\x01 \x01(\tR\bdecision\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
+	"\x04hook\x18\x03 \x01(\tR\x04hook*S\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fKIND_MCP_SERVER\x10\x01\x12\r\n" +
 	"\tKIND_HOOK\x10\x02\x12\x11\n" +
-	"\rKIND_TERMINAL\x10\x032\x88\x03\n" +
+	"\rKIND_TERMINAL\x10\x032\xdc\x03\n" +
 	"\tProcesses\x12L\n" +
 	"\x05Start\x12 .scode.processes.v1.StartRequest\x1a!.scode.processes.v1.StartResponse\x12I\n" +
 	"\x04List\x12\x1f.scode.processes.v1.ListRequest\x1a .scode.processes.v1.ListResponse\x12I\n" +
 	"\x04Read\x12\x1f.scode.processes.v1.ReadRequest\x1a .scode.processes.v1.ReadResponse\x12L\n" +
 	"\x05Write\x12 .scode.processes.v1.WriteRequest\x1a!.scode.processes.v1.WriteResponse\x12I\n" +
-	"\x04Stop\x12\x1f.scode.processes.v1.StopRequest\x1a .scode.processes.v1.StopResponseBCZAgithub.com/s-code-dev/s-code/proto/scode/processes/v1;processesv1b\x06proto3"
+	"\x04Stop\x12\x1f.scode.processes.v1.StopRequest\x1a .scode.processes.v1.StopResponse\x12R\n" +
+	"\aPreCall\x12\".scode.processes.v1.PreCallRequest\x1a#.scode.processes.v1.PreCallResponseBCZAgithub.com/s-code-dev/s-code/proto/scode/processes/v1;processesv1b\x06proto3"
 
 var (
 	file_scode_processes_v1_processes_proto_rawDescOnce sync.Once
@@ -1013,7 +1155,7 @@ func file_scode_processes_v1_processes_proto_rawDescGZIP() []byte {
 }
 
 var file_scode_processes_v1_processes_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_scode_processes_v1_processes_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_scode_processes_v1_processes_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_scode_processes_v1_processes_proto_goTypes = []any{
 	(Kind)(0),                     // 0: scode.processes.v1.Kind
 	(*Terminal)(nil),              // 1: scode.processes.v1.Terminal
@@ -1028,15 +1170,17 @@ var file_scode_processes_v1_processes_proto_goTypes = []any{
 	(*WriteResponse)(nil),         // 10: scode.processes.v1.WriteResponse
 	(*StopRequest)(nil),           // 11: scode.processes.v1.StopRequest
 	(*StopResponse)(nil),          // 12: scode.processes.v1.StopResponse
-	nil,                           // 13: scode.processes.v1.Terminal.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(*PreCallRequest)(nil),        // 13: scode.processes.v1.PreCallRequest
+	(*PreCallResponse)(nil),       // 14: scode.processes.v1.PreCallResponse
+	nil,                           // 15: scode.processes.v1.Terminal.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
 }
 var file_scode_processes_v1_processes_proto_depIdxs = []int32{
-	13, // 0: scode.processes.v1.Terminal.env:type_name -> scode.processes.v1.Terminal.EnvEntry
+	15, // 0: scode.processes.v1.Terminal.env:type_name -> scode.processes.v1.Terminal.EnvEntry
 	1,  // 1: scode.processes.v1.StartRequest.terminal:type_name -> scode.processes.v1.Terminal
 	4,  // 2: scode.processes.v1.StartResponse.process:type_name -> scode.processes.v1.Process
 	0,  // 3: scode.processes.v1.Process.kind:type_name -> scode.processes.v1.Kind
-	14, // 4: scode.processes.v1.Process.started:type_name -> google.protobuf.Timestamp
+	16, // 4: scode.processes.v1.Process.started:type_name -> google.protobuf.Timestamp
 	4,  // 5: scode.processes.v1.ListResponse.processes:type_name -> scode.processes.v1.Process
 	4,  // 6: scode.processes.v1.ReadResponse.process:type_name -> scode.processes.v1.Process
 	4,  // 7: scode.processes.v1.StopResponse.processes:type_name -> scode.processes.v1.Process
@@ -1045,13 +1189,15 @@ var file_scode_processes_v1_processes_proto_depIdxs = []int32{
 	7,  // 10: scode.processes.v1.Processes.Read:input_type -> scode.processes.v1.ReadRequest
 	9,  // 11: scode.processes.v1.Processes.Write:input_type -> scode.processes.v1.WriteRequest
 	11, // 12: scode.processes.v1.Processes.Stop:input_type -> scode.processes.v1.StopRequest
-	3,  // 13: scode.processes.v1.Processes.Start:output_type -> scode.processes.v1.StartResponse
-	6,  // 14: scode.processes.v1.Processes.List:output_type -> scode.processes.v1.ListResponse
-	8,  // 15: scode.processes.v1.Processes.Read:output_type -> scode.processes.v1.ReadResponse
-	10, // 16: scode.processes.v1.Processes.Write:output_type -> scode.processes.v1.WriteResponse
-	12, // 17: scode.processes.v1.Processes.Stop:output_type -> scode.processes.v1.StopResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
+	13, // 13: scode.processes.v1.Processes.PreCall:input_type -> scode.processes.v1.PreCallRequest
+	3,  // 14: scode.processes.v1.Processes.Start:output_type -> scode.processes.v1.StartResponse
+	6,  // 15: scode.processes.v1.Processes.List:output_type -> scode.processes.v1.ListResponse
+	8,  // 16: scode.processes.v1.Processes.Read:output_type -> scode.processes.v1.ReadResponse
+	10, // 17: scode.processes.v1.Processes.Write:output_type -> scode.processes.v1.WriteResponse
+	12, // 18: scode.processes.v1.Processes.Stop:output_type -> scode.processes.v1.StopResponse
+	14, // 19: scode.processes.v1.Processes.PreCall:output_type -> scode.processes.v1.PreCallResponse
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1076,7 +1222,7 @@ func file_scode_processes_v1_processes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_scode_processes_v1_processes_proto_rawDesc), len(file_scode_processes_v1_processes_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,11 +25,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Processes_Start_FullMethodName = "/scode.processes.v1.Processes/Start"
-	Processes_List_FullMethodName  = "/scode.processes.v1.Processes/List"
-	Processes_Read_FullMethodName  = "/scode.processes.v1.Processes/Read"
-	Processes_Write_FullMethodName = "/scode.processes.v1.Processes/Write"
-	Processes_Stop_FullMethodName  = "/scode.processes.v1.Processes/Stop"
+	Processes_Start_FullMethodName   = "/scode.processes.v1.Processes/Start"
+	Processes_List_FullMethodName    = "/scode.processes.v1.Processes/List"
+	Processes_Read_FullMethodName    = "/scode.processes.v1.Processes/Read"
+	Processes_Write_FullMethodName   = "/scode.processes.v1.Processes/Write"
+	Processes_Stop_FullMethodName    = "/scode.processes.v1.Processes/Stop"
+	Processes_PreCall_FullMethodName = "/scode.processes.v1.Processes/PreCall"
 )
 
 // ProcessesClient is the client API for Processes service.
@@ -51,6 +52,10 @@ type ProcessesClient interface {
 	// Stop stops one process and all its children, or every process of a session except
 	// detached terminals (the session ended).
 	Stop(ctx context.Context, in *StopRequest, opts ...grpc.CallOption) (*StopResponse, error)
+	// PreCall runs the user's enabled, confirmed pre-call hooks about one tool call and
+	// returns their decision (deny over ask over allow). It fails closed: a hook that is not
+	// confirmed as it is now, fails, or passes its time limit denies.
+	PreCall(ctx context.Context, in *PreCallRequest, opts ...grpc.CallOption) (*PreCallResponse, error)
 }
 
 type processesClient struct {
@@ -111,6 +116,16 @@ func (c *processesClient) Stop(ctx context.Context, in *StopRequest, opts ...grp
 	return out, nil
 }
 
+func (c *processesClient) PreCall(ctx context.Context, in *PreCallRequest, opts ...grpc.CallOption) (*PreCallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreCallResponse)
+	err := c.cc.Invoke(ctx, Processes_PreCall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProcessesServer is the server API for Processes service.
 // All implementations must embed UnimplementedProcessesServer
 // for forward compatibility.
@@ -130,6 +145,10 @@ type ProcessesServer interface {
 	// Stop stops one process and all its children, or every process of a session except
 	// detached terminals (the session ended).
 	Stop(context.Context, *StopRequest) (*StopResponse, error)
+	// PreCall runs the user's enabled, confirmed pre-call hooks about one tool call and
+	// returns their decision (deny over ask over allow). It fails closed: a hook that is not
+	// confirmed as it is now, fails, or passes its time limit denies.
+	PreCall(context.Context, *PreCallRequest) (*PreCallResponse, error)
 	mustEmbedUnimplementedProcessesServer()
 }
 
@@ -154,6 +173,9 @@ func (UnimplementedProcessesServer) Write(context.Context, *WriteRequest) (*Writ
 }
 func (UnimplementedProcessesServer) Stop(context.Context, *StopRequest) (*StopResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stop not implemented")
+}
+func (UnimplementedProcessesServer) PreCall(context.Context, *PreCallRequest) (*PreCallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PreCall not implemented")
 }
 func (UnimplementedProcessesServer) mustEmbedUnimplementedProcessesServer() {}
 func (UnimplementedProcessesServer) testEmbeddedByValue()                   {}
@@ -266,6 +288,24 @@ func _Processes_Stop_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Processes_PreCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreCallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProcessesServer).PreCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Processes_PreCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProcessesServer).PreCall(ctx, req.(*PreCallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Processes_ServiceDesc is the grpc.ServiceDesc for Processes service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -292,6 +332,10 @@ var Processes_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stop",
 			Handler:    _Processes_Stop_Handler,
+		},
+		{
+			MethodName: "PreCall",
+			Handler:    _Processes_PreCall_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
