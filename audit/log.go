@@ -531,6 +531,19 @@ func (l *Log) Head() (seq uint64, hash string) {
 	return l.seq, l.head
 }
 
+// SealState reports the log's forward-secure seals: seals is how many have been written
+// (the key state's epoch: the index of the next seal) and unsealed how many records follow
+// the last one (a seal is written within Options.SealAfter, or after SealEvery records).
+// enabled is false when the log keeps no seal key.
+func (l *Log) SealState() (seals uint64, unsealed int, enabled bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seal == nil {
+		return 0, l.sinceSeal, false
+	}
+	return l.seal.index, l.sinceSeal, true
+}
+
 // Dir returns the log's directory.
 func (l *Log) Dir() string { return l.dir }
 

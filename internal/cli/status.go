@@ -63,7 +63,12 @@ type helperStatus struct {
 	PolicySummary string  `json:"policy_summary,omitempty"`
 	AuditHeadSeq  uint64  `json:"audit_head_seq,omitempty"`
 	AuditHeadHash string  `json:"audit_head_hash,omitempty"`
-	Running       int32   `json:"running"`
+	// AuditSealing says the helper's audit log writes forward-secure seals; AuditSeals is
+	// how many it has written, AuditUnsealed how many records follow the last one.
+	AuditSealing  bool   `json:"audit_sealing"`
+	AuditSeals    uint64 `json:"audit_seals"`
+	AuditUnsealed uint64 `json:"audit_unsealed"`
+	Running       int32  `json:"running"`
 	// AuditExport is the helper's export of audit records to OpenTelemetry; absent when it
 	// exports nowhere.
 	AuditExport *auditExportStatus `json:"audit_export,omitempty"`
@@ -246,6 +251,7 @@ func askHelper(ctx context.Context, role helperclient.Role, socket string, timeo
 	}
 	h.PolicySummary = st.GetPolicySummary()
 	h.AuditHeadSeq, h.AuditHeadHash = st.GetAuditHeadSeq(), st.GetAuditHeadHash()
+	h.AuditSealing, h.AuditSeals, h.AuditUnsealed = st.GetAuditSealing(), st.GetAuditSeals(), st.GetAuditUnsealed()
 	h.Running = st.GetRunning()
 	if x := st.GetAuditExport(); x != nil {
 		h.AuditExport = &auditExportStatus{Endpoint: x.GetEndpoint(), Protocol: x.GetProtocol(), Backlog: x.GetBacklog(),
@@ -277,6 +283,11 @@ func writeStatusReport(w io.Writer, rep *statusReport) error {
 		fmt.Fprintf(&sb, "  role        %s\n", h.HelperRole)
 		fmt.Fprintf(&sb, "  policy      %s\n", oneLine(h.PolicySummary))
 		fmt.Fprintf(&sb, "  audit head  %s\n", head)
+		if h.AuditSealing {
+			fmt.Fprintf(&sb, "  seals       %d written, %d records unsealed (s-code audit verify --key checks them)\n", h.AuditSeals, h.AuditUnsealed)
+		} else {
+			sb.WriteString("  seals       none (the log keeps no seal key)\n")
+		}
 		fmt.Fprintf(&sb, "  running     %d\n", h.Running)
 		if x := h.AuditExport; x != nil {
 			fmt.Fprintf(&sb, "  export      %s over %s: %d exported (to seq %d), backlog %d, %d failed attempts, %d dropped\n",

@@ -26,6 +26,14 @@ type Auditor interface {
 	Head() (seq uint64, hash string)
 }
 
+// SealStater is an Auditor that reports its seals (audit.Log.SealState); Status shows them
+// when the Auditor has it.
+type SealStater interface {
+	// SealState returns how many seals were written, how many records follow the last
+	// one, and whether the log seals at all.
+	SealState() (seals uint64, unsealed int, enabled bool)
+}
+
 // Authorizer decides whether a peer may call the helper at all. It returns nil to accept,
 // or an error saying why not (recorded in the refused audit record).
 type Authorizer func(c peercred.Creds) error

@@ -239,7 +239,16 @@ func (s *Server) Status(context.Context, *helperv1.StatusRequest) (*helperv1.Sta
 	if s.cfg.Role == safety.RoleRoot {
 		role = helperv1.Role_ROLE_ROOT
 	}
+	var seals, unsealed uint64
+	var sealing bool
+	if ss, ok := s.cfg.Auditor.(SealStater); ok {
+		n, u, on := ss.SealState()
+		seals, unsealed, sealing = n, uint64(max(u, 0)), on
+	}
 	return &helperv1.StatusResponse{
+		AuditSeals:    seals,
+		AuditUnsealed: unsealed,
+		AuditSealing:  sealing,
 		Version:       s.cfg.Version,
 		Uptime:        durationpb.New(time.Since(s.started)),
 		Role:          role,

@@ -3011,7 +3011,13 @@ type StatusResponse struct {
 	Running int32 `protobuf:"varint,7,opt,name=running,proto3" json:"running,omitempty"`
 	// audit_export is the export of audit records to OpenTelemetry; unset when the helper
 	// exports nowhere.
-	AuditExport   *AuditExportStatus `protobuf:"bytes,8,opt,name=audit_export,json=auditExport,proto3" json:"audit_export,omitempty"`
+	AuditExport *AuditExportStatus `protobuf:"bytes,8,opt,name=audit_export,json=auditExport,proto3" json:"audit_export,omitempty"`
+	// audit_seals is how many forward-secure seals the audit log has written (the key
+	// state's epoch), audit_unsealed how many records follow the last one; both unset when
+	// the log keeps no seal key (audit_sealing false).
+	AuditSeals    uint64 `protobuf:"varint,9,opt,name=audit_seals,json=auditSeals,proto3" json:"audit_seals,omitempty"`
+	AuditUnsealed uint64 `protobuf:"varint,10,opt,name=audit_unsealed,json=auditUnsealed,proto3" json:"audit_unsealed,omitempty"`
+	AuditSealing  bool   `protobuf:"varint,11,opt,name=audit_sealing,json=auditSealing,proto3" json:"audit_sealing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3100,6 +3106,27 @@ func (x *StatusResponse) GetAuditExport() *AuditExportStatus {
 		return x.AuditExport
 	}
 	return nil
+}
+
+func (x *StatusResponse) GetAuditSeals() uint64 {
+	if x != nil {
+		return x.AuditSeals
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetAuditUnsealed() uint64 {
+	if x != nil {
+		return x.AuditUnsealed
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetAuditSealing() bool {
+	if x != nil {
+		return x.AuditSealing
+	}
+	return false
 }
 
 // AuditExportStatus is the audit export's counts since the helper started (docs/audit.md).
@@ -3770,7 +3797,7 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x03cwd\x18\x04 \x01(\tR\x03cwd\"C\n" +
 	"\rCheckResponse\x122\n" +
 	"\averdict\x18\x01 \x01(\v2\x18.scode.helper.v1.VerdictR\averdict\"\x0f\n" +
-	"\rStatusRequest\"\xde\x02\n" +
+	"\rStatusRequest\"\xcb\x03\n" +
 	"\x0eStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x121\n" +
 	"\x06uptime\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x06uptime\x12)\n" +
@@ -3779,7 +3806,12 @@ const file_scode_helper_v1_helper_proto_rawDesc = "" +
 	"\x0eaudit_head_seq\x18\x05 \x01(\x04R\fauditHeadSeq\x12&\n" +
 	"\x0faudit_head_hash\x18\x06 \x01(\tR\rauditHeadHash\x12\x18\n" +
 	"\arunning\x18\a \x01(\x05R\arunning\x12E\n" +
-	"\faudit_export\x18\b \x01(\v2\".scode.helper.v1.AuditExportStatusR\vauditExport\"\xf5\x01\n" +
+	"\faudit_export\x18\b \x01(\v2\".scode.helper.v1.AuditExportStatusR\vauditExport\x12\x1f\n" +
+	"\vaudit_seals\x18\t \x01(\x04R\n" +
+	"auditSeals\x12%\n" +
+	"\x0eaudit_unsealed\x18\n" +
+	" \x01(\x04R\rauditUnsealed\x12#\n" +
+	"\raudit_sealing\x18\v \x01(\bR\fauditSealing\"\xf5\x01\n" +
 	"\x11AuditExportStatus\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x18\n" +
